@@ -1,0 +1,76 @@
+"""The contract every formulation keeps (one job: turn a model and a state into motion).
+
+A formulation owns the ODE state y it integrates (for ``lagrange`` y = [q, v]; others may add a
+basis or use independent velocities) and exposes:
+
+1. ``initial_state(t, q, v) -> y`` from consistent q, v;
+2. ``rhs(t, y) -> y'``: the only function the integrator calls inside a step; it must be smooth in
+   (t, y) (no rank decisions that jump between accepted steps), and counts its evaluations in
+   ``self.nfev``;
+3. ``after_step(t, y) -> y or None``: called after every accepted step (projection onto the
+   constraint manifold, basis continuation, switching of independent coordinates); returns the new
+   y if it changed it (the integrator then restarts its derivative there);
+4. ``split(y) -> (q, v)``: the redundant coordinates and velocities of y;
+   ``error_filter`` (optional) tells the integrator which part of its local error estimate
+   reaches the solution;
+5. ``accelerations(t, q, v) -> Accelerations``: q'', the multipliers and diagnostics at a state,
+   used for output; results must agree between formulations (a tested property);
+6. ``channels(t, y) -> dict[str, (values, labels)]``: extra per-step series for the result
+   (rank, R diagonal, ...), empty by default; ``summary() -> dict``: scalars for the run summary.
+
+Formulations never mutate the model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..assembly import Workspace
+from ..model.system import Model
+
+
+@dataclass(frozen=True)
+class Accelerations:
+    """vdot (n,): q''; multipliers (m,) or None; info: what was decided (rank, which lambda, ...)."""
+
+    vdot: np.ndarray
+    multipliers: np.ndarray | None
+    info: dict = field(default_factory=dict)
+
+
+class Formulation:
+    """Base class; see the module docstring for the contract."""
+
+    name = "base"
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.ws = Workspace(model)
+        self.nfev = 0
+
+    def initial_state(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return np.concatenate([q, v])
+
+    def split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = self.model.n
+        return y[:n], y[n: 2 * n]
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
+        return None
+
+    #: optional ``(t, y, err) -> err`` applied to the integrator's local error estimate (e.g. the
+    #: tangent-space part for a projection method); None measures the whole error
+    error_filter = None
+
+    def accelerations(self, t: float, q: np.ndarray, v: np.ndarray) -> Accelerations:  # pragma: no cover
+        raise NotImplementedError
+
+    def channels(self, t: float, y: np.ndarray) -> dict:
+        return {}
+
+    def summary(self) -> dict:
+        return {}

@@ -1,0 +1,99 @@
+"""Position and velocity problems: consistent initial conditions and projection onto the manifold.
+
+Positions: Newton on Phi(q, t) = 0 with the held coordinates fixed; each step is the minimum-norm
+solution dq_free = -A_free^+ Phi (Gauss-Newton; works with redundant rows and at singular
+configurations, where A is rank deficient). Velocities: the minimum-norm correction of the guess on
+the free coordinates so that A v + Phi_t = 0 (paper 000 eq. 5).
+
+Tolerances are relative to the model's characteristic length (``model.length_scale``) and velocity
+scale, never bare numbers in the middle of a solve.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .assembly import Workspace
+from .errors import AssemblyError
+from .linalg import min_norm_solve
+from .model.system import Model
+
+
+@dataclass(frozen=True)
+class KinematicTolerance:
+    """position: Newton stops when |Phi| <= position * length_scale;
+    consistency: given velocities are accepted when |A v + Phi_t| <= consistency * max(|A| |v|, |Phi_t|)
+    after the correction of the free ones; max_iterations: Newton iterations before giving up."""
+
+    position: float = 1e-12
+    consistency: float = 1e-9
+    max_iterations: int = 50
+
+
+def _free(n: int, hold) -> np.ndarray:
+    mask = np.ones(n, bool)
+    mask[list(hold)] = False
+    return np.flatnonzero(mask)
+
+
+def _worst(model: Model, residual: np.ndarray, count: int = 5) -> str:
+    labels = model.constraint_labels
+    order = np.argsort(-np.abs(residual))[:count]
+    return ", ".join(f"{labels[i]} ({residual[i]:.3g})" for i in order if abs(residual[i]) > 0)
+
+
+def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws: Workspace | None = None,
+                    tol: KinematicTolerance = KinematicTolerance()) -> np.ndarray:
+    """q with Phi(q, t) = 0, starting from the guess q and keeping the coordinates ``hold`` fixed."""
+    ws = ws or Workspace(model)
+    q = np.array(q, dtype=float)
+    if ws.m == 0:
+        return q
+    free = _free(model.n, hold)
+    zero = np.zeros(model.n)
+    limit = tol.position * model.length_scale
+    for _ in range(tol.max_iterations):
+        Phi, A, _, _ = ws.constraints(t, q, zero)
+        if not np.all(np.isfinite(Phi)):
+            break
+        if np.max(np.abs(Phi)) <= limit:
+            return q
+        q[free] -= min_norm_solve(A[:, free], Phi)
+    Phi = ws.constraints(t, q, zero)[0]
+    names = ", ".join(model.coordinate_names[i] for i in hold) or "none"
+    raise AssemblyError(
+        f"Model '{model.name}' cannot be assembled at t = {t:g}: after {tol.max_iterations} Newton "
+        f"iterations the constraints still fail; largest residuals: {_worst(model, Phi)}. Held "
+        f"coordinates: {names}. Check the joint points and lengths, or give a closer initial guess.")
+
+
+def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0, *, given=(),
+                     ws: Workspace | None = None, tol: KinematicTolerance = KinematicTolerance()) -> np.ndarray:
+    """v with A v + Phi_t = 0: the minimum-norm change of the guess on the coordinates not ``given``."""
+    ws = ws or Workspace(model)
+    v = np.array(v, dtype=float)
+    if ws.m == 0:
+        return v
+    _, A, Phi_t, _ = ws.constraints(t, q, v)
+    free = _free(model.n, given)
+    v[free] += min_norm_solve(A[:, free], -(A @ v + Phi_t))
+    residual = A @ v + Phi_t
+    scale = max(np.max(np.abs(A) @ np.abs(v)), np.max(np.abs(Phi_t)), np.finfo(float).tiny)
+    if np.max(np.abs(residual)) > tol.consistency * scale:
+        names = ", ".join(model.coordinate_names[i] for i in given) or "none"
+        raise AssemblyError(
+            f"Model '{model.name}': the given initial velocities ({names}) are inconsistent with the "
+            f"constraints at t = {t:g}; violated rows: {_worst(model, residual)}. Give fewer velocities "
+            "(the rest follow from A v + Phi_t = 0) or consistent ones.")
+    return v
+
+
+def consistent_state(model: Model, t: float = 0.0, *, q=None, v=None, ws: Workspace | None = None):
+    """(q, v) consistent with the constraints, from the model's initial data (or the given guesses)."""
+    ws = ws or Workspace(model)
+    q = model.q0 if q is None else q
+    v = model.v0 if v is None else v
+    q = solve_positions(model, q, t, hold=model.hold, ws=ws)
+    v = solve_velocities(model, q, v, t, given=model.velocity_given, ws=ws)
+    return q, v

@@ -1,0 +1,186 @@
+"""The immutable Model: what a mechanism is, independent of any state or formulation.
+
+A Model holds n coordinates with names, a mass matrix (constant, or a function M(q)), force elements,
+holonomic constraint groups whose rows carry labels "joint.component", and initial data. It is built
+by :class:`~multibody.model.builder.ModelBuilder` (planar bodies and joints),
+:func:`matrix_system` (systems given directly by M(q) and h(q, v, t)) or
+:func:`~multibody.model.chain.serial_chain` (planar chains in relative coordinates), and never mutated:
+``model.with_initial(q0=...)`` returns a new one.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..errors import ModelError
+from .constraints import ConstraintGroup, Generic
+from .forces import ForceElement, GeneralizedForce
+
+
+@dataclass(frozen=True)
+class BodyInfo:
+    """Description of one body for labels and drawing: ``cols`` are its (x, y, theta) columns
+    (-1 where absent); ``outline`` (k, 2) body-fixed points drawn as a polyline."""
+
+    name: str
+    kind: str
+    cols: tuple[int, int, int]
+    mass: float
+    inertia: float
+    outline: np.ndarray
+
+
+@dataclass(frozen=True)
+class Model:
+    """An immutable constrained mechanical system in n redundant coordinates.
+
+    Equations of motion (paper 000 eq. 3, paper 001 eq. 1): M(q) q'' + A^T lambda = f(t, q, v),
+    Phi(q, t) = 0 (m rows), A = Phi_q.
+    """
+
+    name: str
+    coordinate_names: tuple[str, ...]
+    constraints: tuple[ConstraintGroup, ...]
+    forces: tuple[ForceElement, ...]
+    q0: np.ndarray
+    v0: np.ndarray
+    mass_matrix: np.ndarray | None = None
+    mass_fun: Callable[[np.ndarray], np.ndarray] | None = None
+    hold: tuple[int, ...] = ()
+    velocity_given: tuple[int, ...] = ()
+    configurations: Mapping[str, np.ndarray] = field(default_factory=lambda: MappingProxyType({}))
+    bodies: tuple[BodyInfo, ...] = ()
+    length_scale: float = 1.0
+    source: str = ""
+    points: Mapping[str, Callable[[np.ndarray], np.ndarray]] = field(
+        default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def n(self) -> int:
+        return len(self.coordinate_names)
+
+    @property
+    def m(self) -> int:
+        return sum(g.rows for g in self.constraints)
+
+    @property
+    def constraint_labels(self) -> tuple[str, ...]:
+        return tuple(label for g in self.constraints for label in g.labels)
+
+    def mass(self, q: np.ndarray) -> np.ndarray:
+        """M(q) (n, n)."""
+        if self.mass_matrix is not None:
+            return self.mass_matrix
+        return np.asarray(self.mass_fun(q), dtype=float)
+
+    def coordinate_index(self, name: str) -> int:
+        try:
+            return self.coordinate_names.index(name)
+        except ValueError:
+            raise ModelError(f"Model '{self.name}' has no coordinate '{name}'; its coordinates are "
+                             f"{', '.join(self.coordinate_names)}.") from None
+
+    def with_initial(self, *, q0=None, v0=None, hold=None, velocity_given=None) -> "Model":
+        """A copy with other initial data (the model itself is immutable)."""
+        changes = {}
+        if q0 is not None:
+            changes["q0"] = _vector(q0, self.n, "q0", self.name)
+        if v0 is not None:
+            changes["v0"] = _vector(v0, self.n, "v0", self.name)
+        if hold is not None:
+            changes["hold"] = tuple(hold)
+        if velocity_given is not None:
+            changes["velocity_given"] = tuple(velocity_given)
+        return dataclasses.replace(self, **changes)
+
+    def configuration(self, name: str | None) -> np.ndarray:
+        """The initial configuration (name None or 'initial') or a named one."""
+        if name in (None, "initial"):
+            return self.q0
+        if name not in self.configurations:
+            known = ", ".join(["initial", *self.configurations]) or "initial"
+            raise ModelError(f"Model '{self.name}' has no configuration '{name}'; known: {known}.")
+        return self.configurations[name]
+
+
+def _vector(x, n: int, what: str, where: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=float).reshape(-1)
+    if arr.shape != (n,):
+        raise ModelError(f"{what} of model '{where}' has {arr.size} entries, expected {n}.")
+    if not np.all(np.isfinite(arr)):
+        bad = np.flatnonzero(~np.isfinite(arr)).tolist()
+        raise ModelError(f"{what} of model '{where}' has non-finite entries at positions {bad}.")
+    return arr
+
+
+def check_model(model: Model) -> Model:
+    """Validate the parts every builder shares; returns the model."""
+    _vector(model.q0, model.n, "initial q", model.name)
+    _vector(model.v0, model.n, "initial v", model.name)
+    labels = model.constraint_labels
+    dupes = sorted({x for x in labels if labels.count(x) > 1})
+    if dupes:
+        raise ModelError(f"Model '{model.name}': constraint labels are not unique: {', '.join(dupes)}. "
+                         "Give every joint its own name.")
+    if model.mass_matrix is not None:
+        M = model.mass_matrix
+        if M.shape != (model.n, model.n) or not np.allclose(M, M.T):
+            raise ModelError(f"Model '{model.name}': the mass matrix must be symmetric {model.n}x{model.n}.")
+    return model
+
+
+def matrix_system(name: str, coordinate_names, *, mass, forces=None, potential=None, constraints=(),
+                  q0, v0=None, hold=(), velocity_given=(), configurations=None, source="") -> Model:
+    """A system given directly by its mass matrix and force vector (paper 002 eq. 1):
+    M(q) q'' + A^T lambda = h(q, v, t).
+
+    mass: (n, n) array or callable M(q); forces: callable h(q, v, t) -> (n,) (or None);
+    potential: optional callable V(q) used only for the energy output (h must then contain -dV/dq);
+    constraints: iterable of dicts with keys ``name``, ``phi`` and optionally ``jacobian``, ``phi_t``,
+    ``gamma`` (see :class:`~multibody.model.constraints.Generic`), or prebuilt ConstraintGroups.
+    """
+    names = tuple(coordinate_names)
+    n = len(names)
+    const_M = None if callable(mass) else np.asarray(mass, dtype=float)
+    groups = tuple(_generic_group(c, n, name) for c in constraints)
+    elements = []
+    if forces is not None:
+        elements.append(GeneralizedForce(lambda t, q, v: forces(q, v, t), n=n))
+    if potential is not None:
+        elements.append(_UserPotential(potential, n))
+    v0 = np.zeros(n) if v0 is None else v0
+    model = Model(name, names, groups, tuple(elements), _vector(q0, n, "q0", name), _vector(v0, n, "v0", name),
+                  mass_matrix=const_M, mass_fun=None if const_M is not None else mass,
+                  hold=tuple(hold), velocity_given=tuple(velocity_given),
+                  configurations=MappingProxyType(dict(configurations or {})), source=source)
+    return check_model(model)
+
+
+def _generic_group(c, n: int, model_name: str) -> ConstraintGroup:
+    if isinstance(c, ConstraintGroup):
+        return c
+    try:
+        cname, phi = c["name"], c["phi"]
+    except (KeyError, TypeError):
+        raise ModelError(f"Model '{model_name}': a constraint must be a dict with 'name' and 'phi' "
+                         f"(and optionally 'jacobian', 'phi_t', 'gamma'); got {c!r}.") from None
+    rows = int(c.get("rows", np.size(phi(np.zeros(n), 0.0))))
+    labels = tuple(f"{cname}.{i}" for i in range(rows)) if rows > 1 else (f"{cname}.0",)
+    return Generic(labels, np.tile(np.arange(n), (rows, 1)), phi_fun=phi, jac_fun=c.get("jacobian"),
+                   phi_t_fun=c.get("phi_t"), gamma_fun=c.get("gamma"), n=n)
+
+
+@dataclass(frozen=True)
+class _UserPotential(ForceElement):
+    fun: object
+    n: int
+
+    def generalized(self, t, qe, ve):
+        return np.zeros(len(qe))
+
+    def potential(self, t, qe):
+        return float(self.fun(qe[: self.n]))

@@ -1,0 +1,171 @@
+"""simulate(): model + formulation + integrator -> Result.
+
+The loop is the data flow of DESIGN.md: consistent initial state -> integrator steps (the formulation
+supplies only rhs) -> after every accepted step the formulation may project or re-basis the state and
+the integrator restarts its derivative there -> a Recorder stores labelled series -> Result.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .assembly import kinetic_energy
+from .errors import MultibodyError, SimulationError
+from .formulations.base import Formulation
+from .formulations.lagrange import Lagrange, Stabilization
+from .integrate.explicit import IntegrationError, RungeKutta
+from .integrate.tableaux import TABLEAUX
+from .kinematics import consistent_state
+from .model.system import Model
+from .results import Result, Series
+
+FORMULATIONS: dict[str, type[Formulation]] = {"lagrange": Lagrange}
+
+
+def make_formulation(name: str, model: Model, **options) -> Formulation:
+    if name not in FORMULATIONS:
+        raise MultibodyError(f"unknown formulation '{name}'; choose one of: {', '.join(FORMULATIONS)}.")
+    return FORMULATIONS[name](model, **options)
+
+
+class Recorder:
+    """Collects the per-step series of a run."""
+
+    def __init__(self, model: Model, form: Formulation):
+        self.model, self.form = model, form
+        self.t, self.rows, self.extra = [], {k: [] for k in ("q", "v", "a", "multipliers", "energy",
+                                                              "violation")}, {}
+        self.extra_labels = {}
+
+    def record(self, t: float, y: np.ndarray) -> None:
+        form, ws = self.form, self.form.ws
+        q, v = form.split(y)
+        acc = form.accelerations(t, q, v)
+        Phi, A, Phi_t, _ = ws.constraints(t, q, v)
+        T, V = kinetic_energy(self.model.mass(q), v), ws.potential(t, q)
+        self.t.append(t)
+        for key, val in (("q", q), ("v", v), ("a", acc.vdot),
+                         ("multipliers", acc.multipliers if acc.multipliers is not None
+                          else np.full(ws.m, np.nan)),
+                         ("energy", (T, V, T + V)),
+                         ("violation", (np.max(np.abs(Phi), initial=0.0),
+                                        np.max(np.abs(A @ v + Phi_t), initial=0.0)))):
+            self.rows[key].append(np.array(val, dtype=float))
+        for key, (values, labels) in form.channels(t, y).items():
+            self.extra.setdefault(key, []).append(np.asarray(values, dtype=float))
+            self.extra_labels[key] = tuple(labels)
+
+    def result(self, summary: dict) -> Result:
+        names, labels = self.model.coordinate_names, self.model.constraint_labels
+        arr = {k: np.array(v).reshape(len(self.t), -1) for k, v in self.rows.items()}
+        series = {
+            "q": Series(arr["q"], names, description="coordinates"),
+            "v": Series(arr["v"], names, description="velocities"),
+            "a": Series(arr["a"], names, description="accelerations"),
+            "multipliers": Series(arr["multipliers"], labels,
+                                  description="Lagrange multipliers (minimum-norm where not unique)"),
+            "energy": Series(arr["energy"], ("kinetic", "potential", "total"), "J"),
+            "violation": Series(arr["violation"], ("position", "velocity"),
+                                description="max |Phi| and max |A v + Phi_t|"),
+        }
+        for key, rows in self.extra.items():
+            series[key] = Series(np.array(rows).reshape(len(self.t), -1), self.extra_labels[key])
+        return Result(np.array(self.t), series, summary)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Integration options: integrator name, tolerances, fixed step (required by rk4), max step."""
+
+    integrator: str = "dopri5"
+    rtol: float = 1e-6
+    atol: float = 1e-8
+    step: float | None = None
+    max_step: float = np.inf
+
+
+def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: str = "lagrange",
+             options: RunOptions = RunOptions(), formulation_options: dict | None = None,
+             progress: bool = False) -> Result:
+    """Integrate the model from its consistent initial state to t_end; returns a Result."""
+    _check_options(options, t_start, t_end)
+    form = make_formulation(formulation, model, **(formulation_options or {}))
+    q, v = consistent_state(model, t_start, ws=form.ws)
+    y = form.initial_state(t_start, q, v)
+    rk = RungeKutta(form.rhs, t_start, y, t_end, tableau=TABLEAUX[options.integrator], rtol=options.rtol,
+                    atol=options.atol, fixed_step=options.step, max_step=options.max_step,
+                    error_filter=form.error_filter)
+    rec = Recorder(model, form)
+    rec.record(t_start, y)
+    wall = time.perf_counter()
+    with _progress(progress, t_start, t_end) as bar:
+        while rk.t < t_end:
+            try:
+                step = rk.step()
+                y_new = form.after_step(step.t, step.y)
+            except IntegrationError as exc:
+                raise SimulationError(f"model '{model.name}': {exc}") from None
+            if y_new is not None:
+                rk.reset(step.t, y_new)
+            rec.record(rk.t, rk.y)
+            bar.update(rk.t)
+    wall = time.perf_counter() - wall
+    return rec.result(_summary(model, form, options, rec, rk, wall, t_end, formulation))
+
+
+def _summary(model, form, options, rec, rk, wall, t_end, formulation) -> dict:
+    energy = np.array(rec.rows["energy"])
+    viol = np.array(rec.rows["violation"])
+    scale = max(abs(energy[0, 2]), np.max(np.abs(energy[:, 0])), np.finfo(float).tiny)
+    return {
+        "model": model.name, "formulation": formulation, "integrator": options.integrator,
+        "rtol": options.rtol, "atol": options.atol, "step": options.step, "t_end": t_end,
+        "steps": rk.n_accepted, "rejected_steps": rk.n_rejected,
+        "rhs_evaluations": form.nfev, "wall_time_s": wall,
+        "energy_drift_rel": float(np.max(np.abs(energy[:, 2] - energy[0, 2])) / scale),
+        "constraint_violation_max": float(np.max(viol[:, 0])),
+        "velocity_violation_max": float(np.max(viol[:, 1])),
+        "coordinate_names": list(model.coordinate_names),
+        "final_q": rec.rows["q"][-1].tolist(), "final_v": rec.rows["v"][-1].tolist(),
+        "multipliers": "minimum-norm solution where A is rank deficient",
+        **form.summary(),
+    }
+
+
+def _check_options(o: RunOptions, t0: float, t1: float) -> None:
+    if o.integrator not in TABLEAUX:
+        raise MultibodyError(f"unknown integrator '{o.integrator}'; choose one of: {', '.join(TABLEAUX)}.")
+    if TABLEAUX[o.integrator].error_order is None and o.step is None:
+        raise MultibodyError(f"integrator '{o.integrator}' has no error control: give a fixed step (--step).")
+    for name, val in (("rtol", o.rtol), ("atol", o.atol)):
+        if not (np.isfinite(val) and val > 0):
+            raise MultibodyError(f"{name} must be a positive number, got {val}.")
+    if o.step is not None and not (np.isfinite(o.step) and o.step > 0):
+        raise MultibodyError(f"the step must be a positive number, got {o.step}.")
+    if not (np.isfinite(t1) and t1 > t0):
+        raise MultibodyError(f"t_end must be a finite time after t_start = {t0}, got {t1}.")
+
+
+class _progress:
+    """A tqdm bar over simulated time, shown only on a terminal."""
+
+    def __init__(self, enabled, t0, t1):
+        self.enabled, self.t0, self.t1, self.bar, self.last = enabled, t0, t1, None, t0
+
+    def __enter__(self):
+        if self.enabled:
+            from tqdm import tqdm
+            self.bar = tqdm(total=self.t1 - self.t0, unit="s sim", leave=False,
+                            bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
+        return self
+
+    def update(self, t):
+        if self.bar is not None:
+            self.bar.update(t - self.last)
+            self.last = t
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
