@@ -73,11 +73,12 @@ def _rank_from_diag(diag: np.ndarray, tol: RankTolerance) -> int:
     return int(np.count_nonzero(diag > tol.rtol * diag[0]))
 
 
-def min_norm_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The minimum-norm least-squares solution x = A^+ b (SVD, LAPACK gelsd)."""
+def min_norm_solve(A: np.ndarray, b: np.ndarray, tolerance: RankTolerance = RankTolerance()) -> np.ndarray:
+    """The minimum-norm least-squares solution x = A^+ b (SVD, LAPACK gelsd), with singular values
+    below ``tolerance.rtol`` times the largest treated as zero (numerically dependent rows)."""
     if A.size == 0:
         return np.zeros(A.shape[1])
-    return sla.lstsq(A, b, lapack_driver="gelsd")[0]
+    return sla.lstsq(A, b, cond=tolerance.rtol, lapack_driver="gelsd")[0]
 
 
 
