@@ -65,9 +65,9 @@ def energy(result: Result, path: Path) -> Path:
 def violation(result: Result, path: Path) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
-    tiny = np.finfo(float).tiny
+    floor = 1e-18   # exact zeros (e.g. the assembled initial state) drawn at this floor, below round-off
     for i, lab in enumerate(result.series["violation"].labels):
-        ax.semilogy(result.t, np.maximum(result["violation"][:, i], tiny), label=f"{lab} level")
+        ax.semilogy(result.t, np.maximum(result["violation"][:, i], floor), label=f"{lab} level")
     ax.set_xlabel("t [s]")
     ax.set_ylabel("max constraint violation")
     ax.legend()
