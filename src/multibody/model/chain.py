@@ -19,6 +19,7 @@ from ..errors import ModelError
 from .forces import ForceElement
 from .system import Model, check_model, matrix_system
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -33,29 +34,33 @@ class ChainGeometry:
     base_angle: float
     gravity: np.ndarray
 
-    @property
+    @cached_property
     def weights(self) -> np.ndarray:
-        """W (N, N): W[k, j] = L_j for j < k, c_k for j = k."""
+        """W (N, N): W[k, j] = L_j for j < k, c_k for j = k (constant: computed once)."""
         N = len(self.lengths)
         return np.tril(np.broadcast_to(self.lengths, (N, N)), -1) + np.diag(self.com)
+
+    @cached_property
+    def mass_weights(self) -> np.ndarray:
+        """W_m = W^T diag(m) W (N, N) and the gravity weights m^T W (N,), constant."""
+        W = self.weights
+        return W.T @ (self.masses[:, None] * W), self.masses @ W
 
     def angles(self, q: np.ndarray) -> np.ndarray:
         return np.cumsum(q) + self.base_angle
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         phi = self.angles(q)
-        W = self.weights
-        Wm = W.T @ (self.masses[:, None] * W)
+        Wm = self.mass_weights[0]
         Mphi = Wm * np.cos(phi[:, None] - phi[None, :]) + np.diag(self.inertias)
         # S^T X S = reversed cumulative sums over rows and columns
         return np.cumsum(np.cumsum(Mphi[::-1, ::-1], 0), 1)[::-1, ::-1]
 
     def forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         phi, w = self.angles(q), np.cumsum(v)
-        W = self.weights
-        Wm = W.T @ (self.masses[:, None] * W)
+        Wm, mW = self.mass_weights
         normals = np.stack([-np.sin(phi), np.cos(phi)], axis=1)
-        grav = (self.masses @ W) * (normals @ self.gravity)
+        grav = mW * (normals @ self.gravity)
         hphi = (Wm * np.sin(phi[None, :] - phi[:, None])) @ (w * w) + grav
         return np.cumsum(hphi[::-1])[::-1]   # S^T hphi
 

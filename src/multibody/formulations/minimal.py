@@ -1,0 +1,136 @@
+"""``--formulation minimal``: Voronets equations in minimal coordinates (paper 002 Sect. 3.3,
+eqs 10-13; Voronets 1901, a special case of Maggi's equations).
+
+The n coordinates are split into m dependent ones p and n - m independent (minimal) ones s,
+q = (p, s), A = (A_p, A_s). The orthogonal complement (10)
+
+    F = [ -A_p^-1 A_s ; I ]      (A F = 0, q' = F s' + w_v),
+
+turns M q'' = f - A^T lambda, with q'' = F s'' + w and w the particular solution of A w = gamma with
+w_s = 0 (w_p = A_p^-1 gamma; this is F' s' of the paper for scleronomic constraints), into the
+n - m Voronets equations (12)-(13)
+
+    M_bar s'' = F^T (f - M w),       M_bar = F^T M F.
+
+The integrated state is y = (s, s') of dimension 2 (n - m): the constraints are satisfied by
+construction, p and p' are recovered at every evaluation from Phi(p, s, t) = 0 (Newton, warm-started,
+tolerance :class:`~multibody.kinematics.KinematicTolerance`) and p' = -A_p^-1 (A_s s' + Phi_t).
+
+Choice of s: QR of A with column pivoting (the best-conditioned A_p) when the run starts. A set of
+minimal coordinates is valid only locally (paper 002 Sect. 3.3): after every accepted step the
+choice is re-examined, and s is switched (a flagged restart of the integrator) when cond(A_p) of the
+current set exceeds ``SWITCH_RATIO`` times that of the pivoted choice. Redundant constraint rows are
+removed by a pivoted QR at the same moments (the paper assumes non-redundant constraints).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MultibodyError, SimulationError
+from ..kinematics import KinematicTolerance, solve_positions, solve_velocities
+from ..linalg import RankTolerance, min_norm_solve, pivoted_qr
+from ..topology import independent_coordinates, orthogonal_complement
+from .base import Accelerations, Formulation
+
+#: switch the minimal coordinates when cond(A_p) of the current choice exceeds this multiple of the
+#: condition number of the pivoted (best) choice: a factor 10 costs one digit of accuracy in p'.
+SWITCH_RATIO = 10.0
+_NO_CHECK = KinematicTolerance(consistency=np.inf)
+
+
+class Minimal(Formulation):
+    """Voronets equations (12) of paper 002 in y = (s, s'); see the module docstring."""
+
+    name = "minimal"
+
+    def __init__(self, model, *, rank_tol: RankTolerance = RankTolerance(),
+                 position_tol: KinematicTolerance = KinematicTolerance()):
+        super().__init__(model)
+        self.rank_tol, self.position_tol = rank_tol, position_tol
+        self._q = np.array(model.q0, float)
+        self._v = np.array(model.v0, float)
+        self._rows = np.arange(0)
+        self._p, self._s = np.arange(0), np.arange(model.n)
+        self.switches = 0
+
+    # ---------------------------------------------------------------- coordinates
+    def _choose(self, t, q, v):
+        A = self.ws.constraints(t, q, v)[1]
+        self._rows = pivoted_qr(A, self.rank_tol).independent_rows if A.shape[0] else np.arange(0)
+        self._p, self._s = independent_coordinates(A[self._rows])
+
+    def initial_state(self, t, q, v):
+        self._t = t
+        self._q, self._v = np.array(q, float), np.array(v, float)
+        self._choose(t, q, v)
+        return np.concatenate([q[self._s], v[self._s]])
+
+    def split(self, y):
+        """(q, v) from y = (s, s'), recovering p (Newton on Phi = 0 with s held) and p'."""
+        k = len(self._s)
+        q, v = self._q.copy(), self._v.copy()
+        q[self._s], v[self._s] = y[:k], y[k:2 * k]
+        if self.ws.m:
+            t = self._t
+            try:
+                q = solve_positions(self.model, q, t, hold=self._s, ws=self.ws, tol=self.position_tol)
+            except MultibodyError as exc:
+                raise SimulationError(f"minimal formulation: the dependent coordinates cannot be "
+                                      f"recovered at t = {t:g} ({exc})") from None
+            v = solve_velocities(self.model, q, v, t, given=self._s, ws=self.ws, tol=_NO_CHECK)
+        self._q, self._v = q, v
+        return q, v
+
+    _t = 0.0   # time of the state being split (set by rhs, after_step, split_at)
+
+    def split_at(self, t, y):
+        """split(y) at time t (for rheonomic constraints the recovery of p depends on t)."""
+        self._t = t
+        return self.split(y)
+
+    def after_step(self, t, y):
+        self._t = t
+        q, v = self.split(y)
+        A = self.ws.constraints(t, q, v)[1][self._rows]
+        if A.shape[0] == 0:
+            return None
+        p_best, s_best = independent_coordinates(A)
+        if np.array_equal(s_best, self._s):
+            return None
+        if np.linalg.cond(A[:, self._p]) <= SWITCH_RATIO * np.linalg.cond(A[:, p_best]):
+            return None
+        self.switches += 1
+        return self.initial_state(t, q, v)
+
+    # ---------------------------------------------------------------- dynamics
+    def _solve(self, t, q, v):
+        """s'' from (12) and q'' = F s'' + w (paper 002 eqs 10-13)."""
+        terms = self.ws.terms(t, q, v)
+        A, gamma = terms.A[self._rows], terms.gamma[self._rows]
+        F = orthogonal_complement(A, self._s)
+        w = np.zeros(self.model.n)
+        if len(self._p):
+            w[self._p] = np.linalg.solve(A[:, self._p], gamma)
+        try:
+            sdd = np.linalg.solve(F.T @ terms.M @ F, F.T @ (terms.f - terms.M @ w))
+        except np.linalg.LinAlgError:
+            raise SimulationError(f"minimal formulation: the projected mass matrix F^T M F is singular "
+                                  f"at t = {t:g}.") from None
+        return terms, sdd, F @ sdd + w
+
+    def rhs(self, t, y):
+        self.nfev += 1
+        self._t = t
+        k = len(self._s)
+        q, v = self.split(y)
+        return np.concatenate([y[k:2 * k], self._solve(t, q, v)[1]])
+
+    def accelerations(self, t, q, v):
+        terms, _, vdot = self._solve(t, q, v)
+        lam = min_norm_solve(terms.A.T, terms.f - terms.M @ vdot) if self.ws.m else np.zeros(0)
+        return Accelerations(vdot, lam, {"minimal_coordinates": [self.model.coordinate_names[i]
+                                                                 for i in self._s]})
+
+    def summary(self):
+        return {"minimal_coordinates": [self.model.coordinate_names[i] for i in self._s],
+                "coordinate_switches": self.switches}
