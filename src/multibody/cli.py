@@ -84,29 +84,43 @@ def models_cmd():
 @click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance.")
 @click.option("--atol", type=float, default=1e-8, show_default=True, help="Absolute tolerance.")
 @click.option("--integrator", default="dopri5", show_default=True,
-              help="dopri5 (Dormand-Prince 5(4)), dop853 (8(5,3)) or rk4 (fixed step, needs --step).")
+              help="dopri5 (Dormand-Prince 5(4)), dop853 (8(5,3)), rk4 (fixed step, needs --step) or "
+                   "energy-momentum (spatial models, paper 004; --step, --formulation constrained|reduced).")
 @click.option("--step", type=float, default=None, help="Fixed step size [s] (no error control).")
 @click.option("--formulation", default="lagrange", show_default=True, help="Equations of motion.")
 @click.option("--stabilization", type=click.Choice(["projection", "baumgarte", "none"]), default="projection",
               show_default=True, help="Constraint stabilisation of the lagrange formulation.")
+@click.option("--transition", type=click.Choice(["lagrangian", "projected", "minimal", "naive"]),
+              default="lagrangian", show_default=True,
+              help="Velocity jump at the model's events (paper 002 eqs 24, 32, 37; 'naive' only zeroes "
+                   "the locked rates and is NOT momentum consistent, for comparison).")
+@click.option("--basis", type=click.Choice(["continuation", "recompute"]), default="continuation",
+              show_default=True, help="Tangent basis over time of the nullspace formulation (paper 000 "
+                                      "Sect. 2.4): QR continuation or a fresh QR every step.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Result file (HDF5; default MODEL.h5 in the current directory).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also export CSV.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG figures into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def run_cmd(model, t_end, rtol, atol, integrator, step, formulation, stabilization, out, csv_path, plot_dir,
-            as_json):
+def run_cmd(model, t_end, rtol, atol, integrator, step, formulation, stabilization, transition, basis, out,
+            csv_path, plot_dir, as_json):
     """Simulate MODEL (a built-in name or a .py file defining build())."""
     from .formulations.lagrange import Stabilization
     from .runner import RunOptions, simulate
 
     mdl, default_t = load_model(model)
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step)
-    form_opts = {"stabilization": Stabilization(stabilization)} if formulation == "lagrange" else {}
+    form_opts = ({"stabilization": Stabilization(stabilization)} if formulation in ("lagrange", "projection")
+                 else {})
+    if formulation == "nullspace":
+        form_opts = {"basis": basis}
+    from .models import MODELS
+
+    events = MODELS[model].events if model in MODELS else ()
     result = simulate(mdl, t_end=default_t if t_end is None else t_end, formulation=formulation,
                       options=options, formulation_options=form_opts,
-                      progress=sys.stderr.isatty() and not as_json)
+                      progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     out = Path(out or f"{Path(model).stem if model.endswith('.py') else model}.h5")
     result.summary["result_file"] = str(result.save(out))
     if csv_path:
@@ -115,6 +129,18 @@ def run_cmd(model, t_end, rtol, atol, integrator, step, formulation, stabilizati
         from .plot import standard_figures
 
         result.summary["figures"] = [str(p) for p in standard_figures(result, mdl, plot_dir)]
+        if result.events:
+            from .plot_topology import topology_figures
+
+            result.summary["figures"] += [str(p) for p in topology_figures(result, plot_dir)]
+        if "momentum" in result.series:
+            from .plot_spatial import spatial_figures
+
+            result.summary["figures"] += [str(p) for p in spatial_figures(result, mdl, plot_dir)]
+        if formulation == "nullspace":
+            from .plot_nullspace import nullspace_figures
+
+            result.summary["figures"] += [str(p) for p in nullspace_figures(result, mdl, plot_dir, options)]
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
 
 
@@ -127,6 +153,19 @@ def human_summary(s: dict) -> str:
              f"  max |Phi|                {s['constraint_violation_max']:.3e}",
              f"  max |A v + Phi_t|        {s['velocity_violation_max']:.3e}",
              "  final q  " + ", ".join(f"{n}={x:.6g}" for n, x in zip(s["coordinate_names"], s["final_q"]))]
+    if s.get("integrator") == "energy-momentum":
+        lines.append(f"  Newton (tol {s['newton_tolerance']:g}): max {s['newton_iterations_max']} iterations per "
+                     f"step; iteration-matrix condition {s['condition_min']:.3g} .. {s['condition_max']:.3g}; "
+                     f"{s['unknowns']} unknowns, {s['degrees_of_freedom']} DOF, redundant "
+                     f"{', '.join(s['redundant_constraints']) or 'none'}")
+    for e in s.get("events", []):
+        lines.append(f"  event t={e['t']:g} {e['name']} ({e['transition']}): energy {e['energy_before']:.6g} -> "
+                     f"{e['energy_after']:.6g} J, momentum continuity error {e['momentum_continuity_error']:.2e}")
+    if "coordinate_switches" in s:   # partitioning (paper 001): independent coordinates and their switches
+        lines.append(f"  independent {', '.join(s['independent_initial']) or '-'}; "
+                     f"{len(s['coordinate_switches'])} switches" + "".join(
+                         f"; t={w['t']:.4g} {','.join(w['old'])}->{','.join(w['new'])}"
+                         for w in s["coordinate_switches"][:6]))
     for key in ("result_file", "csv_file"):
         if key in s:
             lines.append(f"  wrote {s[key]}")
@@ -137,3 +176,6 @@ def human_summary(s: dict) -> str:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+from .cli_analyze import analyze_cmd; main.add_command(analyze_cmd)  # noqa: E402
+from .cli_criterion import criterion_cmd; main.add_command(criterion_cmd)  # noqa: E402
+from .cli_sweep import sweep_cmd; main.add_command(sweep_cmd)  # noqa: E402

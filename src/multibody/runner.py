@@ -19,9 +19,18 @@ from .integrate.explicit import IntegrationError, RungeKutta
 from .integrate.tableaux import TABLEAUX
 from .kinematics import consistent_state
 from .model.system import Model
+from .reactions import reaction_map
 from .results import Result, Series
 
 FORMULATIONS: dict[str, type[Formulation]] = {"lagrange": Lagrange}
+from .formulations.nullspace import NullSpace  # noqa: E402
+
+FORMULATIONS["nullspace"] = NullSpace
+from .formulations.projection import Projection  # noqa: E402  (paper 002 eqs 6-9)
+from .formulations.minimal import Minimal  # noqa: E402  (paper 002 eqs 10-13)
+FORMULATIONS.update(projection=Projection, minimal=Minimal)
+from .formulations.partitioning import Partitioning  # noqa: E402  (paper 001 eqs 5-15, 23)
+FORMULATIONS["partitioning"] = Partitioning
 
 
 def make_formulation(name: str, model: Model, **options) -> Formulation:
@@ -38,6 +47,7 @@ class Recorder:
         self.t, self.rows, self.extra = [], {k: [] for k in ("q", "v", "a", "multipliers", "energy",
                                                               "violation")}, {}
         self.extra_labels = {}
+        self.reactions = reaction_map(model)   # joint reactions from the multipliers (reactions.py)
 
     def record(self, t: float, y: np.ndarray) -> None:
         form, ws = self.form, self.form.ws
@@ -53,6 +63,9 @@ class Recorder:
                          ("violation", (np.max(np.abs(Phi), initial=0.0),
                                         np.max(np.abs(A @ v + Phi_t), initial=0.0)))):
             self.rows[key].append(np.array(val, dtype=float))
+        if self.reactions is not None:
+            self.extra.setdefault("reactions", []).append(self.reactions.values(q, A, acc.multipliers))
+            self.extra_labels["reactions"] = self.reactions.labels
         for key, (values, labels) in form.channels(t, y).items():
             self.extra.setdefault(key, []).append(np.asarray(values, dtype=float))
             self.extra_labels[key] = tuple(labels)
@@ -72,7 +85,7 @@ class Recorder:
         }
         for key, rows in self.extra.items():
             series[key] = Series(np.array(rows).reshape(len(self.t), -1), self.extra_labels[key])
-        return Result(np.array(self.t), series, summary)
+        return Result(np.array(self.t), series, summary, events=list(getattr(self.form, "events", [])))
 
 
 @dataclass(frozen=True)
@@ -88,8 +101,22 @@ class RunOptions:
 
 def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: str = "lagrange",
              options: RunOptions = RunOptions(), formulation_options: dict | None = None,
-             progress: bool = False) -> Result:
-    """Integrate the model from its consistent initial state to t_end; returns a Result."""
+             progress: bool = False, events=(), transition: str = "lagrangian") -> Result:
+    """Integrate the model from its consistent initial state to t_end; returns a Result.
+
+    ``events``: :mod:`multibody.events` objects (constraint activation, paper 002) applied with the
+    ``transition`` condition ("lagrangian", "projected", "minimal" or the labelled "naive"); the run
+    then goes through :func:`multibody.events.simulate_events`. Without events nothing changes."""
+    if events:
+        from .events import simulate_events
+
+        return simulate_events(model, t_end=t_end, t_start=t_start, formulation=formulation,
+                               options=options, formulation_options=formulation_options or {},
+                               events=tuple(events), transition_method=transition, progress=progress)
+    if options.integrator == "energy-momentum":     # paper 004: fixed-step conserving scheme
+        from .integrate.em_simulate import run_energy_momentum
+
+        return run_energy_momentum(model, t_end=t_end, t_start=t_start, formulation=formulation, options=options)
     _check_options(options, t_start, t_end)
     form = make_formulation(formulation, model, **(formulation_options or {}))
     q, v = consistent_state(model, t_start, ws=form.ws)

@@ -48,8 +48,16 @@ def build_model(mb) -> Model:
                   velocity_given=tuple(_indices(mb, mb._velocity_given, index)),
                   configurations=MappingProxyType({k: _configuration(mb, k, poses, bodies)
                                                    for k, poses in mb._configurations.items()}),
-                  bodies=infos, length_scale=_length_scale(mb, bodies), source=mb.source)
+                  bodies=infos, length_scale=_length_scale(mb, bodies), source=mb.source,
+                  joint_bodies=MappingProxyType({j.name: _joint_bodies(j) for j in mb._joints}))
     return check_model(model)
+
+
+def _joint_bodies(j):
+    """(a, b) of a joint; a coordinate driver acts on the body owning its coordinate."""
+    if j.kind == "driver-coordinate":
+        return (j.a, j.data["coordinate"].rpartition(".")[0])
+    return (j.a, j.b)
 
 
 def _cols(b, n):

@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..errors import ModelError
-from .constraints import ConstraintGroup, Generic
+from .constraints import ConstraintGroup, CoordinateDriver, Generic
 from .forces import ForceElement, GeneralizedForce
 
 
@@ -58,6 +58,8 @@ class Model:
     source: str = ""
     points: Mapping[str, Callable[[np.ndarray], np.ndarray]] = field(
         default_factory=lambda: MappingProxyType({}))
+    #: joint name -> (body a, body b) it connects ("ground" for the ground), for joint reactions
+    joint_bodies: Mapping[str, tuple[str, str]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def n(self) -> int:
@@ -96,6 +98,22 @@ class Model:
         if velocity_given is not None:
             changes["velocity_given"] = tuple(velocity_given)
         return dataclasses.replace(self, **changes)
+
+    def with_constraints(self, *groups: ConstraintGroup) -> "Model":
+        """A copy with the constraint groups appended (constraint activation, paper 002 eq. 23)."""
+        return check_model(dataclasses.replace(self, constraints=self.constraints + tuple(groups)))
+
+    def with_locked(self, coordinates, values, *, prefix: str = "lock") -> "Model":
+        """A copy with the coordinates (names or indices) locked at ``values``: rows
+        ``q_k - values_k = 0`` labelled "<prefix>-<name>.value" (joint locking, paper 002 eq. 38)."""
+        idx = [self.coordinate_index(c) if isinstance(c, str) else int(c) for c in coordinates]
+        if any(not 0 <= i < self.n for i in idx):
+            raise ModelError(f"Model '{self.name}': cannot lock coordinates {list(coordinates)}; "
+                             f"it has {self.n} coordinates {', '.join(self.coordinate_names)}.")
+        labels = tuple(f"{prefix}-{self.coordinate_names[i]}.value" for i in idx)
+        group = CoordinateDriver(labels, np.array(idx, dtype=int)[:, None],
+                                 offset=np.asarray(values, dtype=float).reshape(len(idx)))
+        return self.with_constraints(group)
 
     def configuration(self, name: str | None) -> np.ndarray:
         """The initial configuration (name None or 'initial') or a named one."""

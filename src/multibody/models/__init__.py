@@ -10,13 +10,19 @@ from typing import Callable
 
 from .four_bars import double_four_bar
 from .linkages import four_bar, slider_crank
+from .modified_four_bars import double_four_bar_modified, four_bar_2x2_modified, triple_four_bar_modified
 from .pendulums import pendulum, pendulum_redundant
+from .projective import four_bar_relative, physical_pendulum
+from .locking import PENDULUM_EVENTS, ROBOT_EVENTS, robot_emergency_stop, three_r_pendulum_locking
+from .spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage
 
 
 @dataclass(frozen=True)
 class Entry:
     factory: Callable
     t_end: float
+    #: events applied by ``multibody run`` (constraint activation, :mod:`multibody.events`)
+    events: tuple = ()
 
     @property
     def summary(self) -> str:
@@ -30,4 +36,15 @@ MODELS: dict[str, Entry] = {
     "slider-crank": Entry(slider_crank, 1.0),
     "four-bar": Entry(four_bar, 1.0),
     "double-four-bar": Entry(double_four_bar, 10.0),
+    "double-four-bar-modified": Entry(double_four_bar_modified, 10.0),
+    "triple-four-bar-modified": Entry(triple_four_bar_modified, 10.0),
+    "four-bar-2x2-modified": Entry(four_bar_2x2_modified, 2.0),
+    "physical-pendulum": Entry(physical_pendulum, 2.0),
+    "four-bar-relative": Entry(four_bar_relative, 3.0),
+    "three-r-pendulum-locking": Entry(three_r_pendulum_locking, 2.0, PENDULUM_EVENTS),
+    "robot-emergency-stop": Entry(robot_emergency_stop, 0.5, ROBOT_EVENTS),
+    "gyro-top": Entry(gyro_top, 1.0),
+    "cylindrical-pair": Entry(cylindrical_pair, 1.0),
+    "planar-pair": Entry(planar_pair, 0.1),
+    "six-body-linkage": Entry(six_body_linkage, 0.3),
 }

@@ -1,0 +1,211 @@
+"""Null-space (Maggi-Kane) formulation with a QR tangent basis and its continuation (paper 000).
+
+ODE state y = [x (n), w (f), vec(T) (n f)]: the redundant coordinates x, the generalized (independent)
+velocities w = q_dot (eq. 4a) and the tangent basis T (n, f), f = n - r_g, r_g the rank at the
+initial configuration (the generic rank; for the paper's mechanisms the rank away from singular
+configurations). With A^+ the pseudo-inverse (here the smooth regularised one, tangent.SmoothPinv):
+
+    x'  = T w + beta',                 beta' = Q1 p' = -A^+ Phi_t                      (eqs 9, 11b)
+    a_perp = beta'' = Q1 p'' = A^+ gamma,  gamma = -(A x')_x x' - 2 Phi_xt x' - Phi_tt  (eqs 6, 10)
+    z   = (T^T M T)^-1 T^T (f - M beta'')                                               (eq. 11a)
+    T'  = -A^+ A' T                    (Q' = Q Omega with Omega_22 = 0; eqs 15-20, App. B/C in tangent.py)
+    w'  = z + T'^T x'                  (d/dt of w = T^T x'; T'^T x' = 0 for scleronomic constraints)
+
+x'' = T z + beta'' satisfies A x'' = gamma and T^T (M x'' - f) = 0: the motion of eq. 3. A' T comes
+exactly from gamma by polarisation (tangent.jacobian_rate_times). The dynamics never decide a rank
+inside a step: the right-hand side is a smooth function of y (the lesson of lagrange.py and
+linalg.gauss_solve: near a singular configuration naive solves lose accuracy like eps/sigma^2 and a
+hard rank switch makes the right-hand side jump, so that adaptive steps collapse).
+
+After every accepted step (eqs 12-13, 22, App. A):
+1. x is projected onto Phi = 0 by minimum-norm Gauss-Newton: the correction lies in span(Q1) (eq. 12-13);
+2. the pivoted QR of A^T at the new x (eq. 23) gives R's diagonal and the rank, decided with
+   ``rank_tol`` (linalg.RankTolerance: |R_ii| > rtol |R_11|, rtol = sqrt(eps), scale-aware);
+3. basis ``continuation`` (default): T, integrated with the step (the exact flow of eq. 15 whose
+   frozen-Omega version is eq. 22, tangent.continue_expm), is re-orthogonalised against the new
+   Q1_ns as X (X^T X)^(-1/2), X = (I - Q1_ns Q1_ns^T) T (App. A), with the projector written as
+   I - A_mu^+ A (tangent.smooth_reorthogonalize: no rank decision, so a step that lands near a
+   singular configuration still removes the drift of T along the motions that only exist there;
+   Q1_ns of the rank decided at that step would keep it and the run would leave on the other
+   branch); w is kept, so w is continuous.
+   Basis ``recompute`` (the classical method): T = Q[:, r_g:] of the fresh factorisation (eqs 8, 25, 28)
+   and w = T_new^T T_old w_old (same physical velocity): sign flips and rotations of T make w jump.
+   Within |R_rr| < ``recompute_guard`` |R_11| (r = r_g; default 1e-5 ~ 10 sqrt(projection tolerance
+   1e-12)) of a singular configuration the fresh factorisation does not determine the tangent of the
+   branch: at distance d, Phi ~ d^2 is below the projection tolerance for d < 1e-6, sigma_r and
+   sigma_{r+1} are both ~ d, and Q[:, r:] is an arbitrary admissible motion (paper 000 Fig. 10, "2nd
+   mov"); taking it loses the velocity and the run leaves on another branch (measured: triple
+   four-bar at rtol 1e-9). There the previous basis is kept (re-orthogonalised as in continuation).
+4. singular configurations: when the r_g-th singular value of A has a local minimum over the
+   accepted steps below ``singular_screen`` times the largest one, its time is located by golden-section
+   search on the cubic Hermite interpolant of (x, x') projected onto Phi = 0; where the pivoted
+   rank there is below r_g, a singular event is recorded with the admissible motions (null space)
+   split into the one continuing the motion before (nearest orthonormal basis to the tangent basis
+   before, App. A) and the new ones (its orthogonal complement in the null space).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..errors import MultibodyError, SimulationError
+from ..kinematics import KinematicTolerance, solve_positions
+from ..linalg import RankTolerance, Regularization, min_norm_solve, pivoted_qr, row_space_filter
+from ..tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogonalize
+from .base import Accelerations, Formulation
+from .singular import SingularTracker
+
+BASES = ("continuation", "recompute")
+
+
+class NullSpace(Formulation):
+    """``--formulation nullspace``: Maggi-Kane equations in a QR tangent basis (module docstring)."""
+
+    name = "nullspace"
+
+    def __init__(self, model, *, basis: str = "continuation", rank_tol: RankTolerance = RankTolerance(),
+                 regularization: Regularization = Regularization(),
+                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10),
+                 singular_screen: float = 0.2, recompute_guard: float = 1e-5):
+        super().__init__(model)
+        if basis not in BASES:
+            raise MultibodyError(f"unknown basis '{basis}' for the nullspace formulation; choose "
+                                 f"{' or '.join(BASES)}.")
+        self.basis, self.rank_tol, self.reg = basis, rank_tol, regularization
+        self.projection_tol = projection_tol
+        self.recompute_guard = recompute_guard
+        self.tracker = SingularTracker(self, screen=singular_screen)
+        self.generic_rank = self.f = 0
+        self._t = 0.0
+        self._last = None        # (t, rank, R_diag, w, T) of the last accepted state
+        self._jumps: list[tuple[float, float]] = []
+        self._wmax = 0.0
+        self.events: list[dict] = []
+        self.error_filter = self._tangent_error
+
+    # ------------------------------------------------------------------ state layout
+    def initial_state(self, t, q, v):
+        A = self.ws.constraints(t, q, v)[1]
+        pqr = pivoted_qr(A, self.rank_tol)
+        self.generic_rank, n = pqr.rank, self.model.n
+        self.f = n - pqr.rank
+        T = pqr.Q[:, pqr.rank:]
+        w = T.T @ v
+        self._t = t
+        self._store(t, pqr, w, T)
+        return np.concatenate([q, w, T.ravel()])
+
+    def unpack(self, y):
+        """(x (n,), w (f,), T (n, f)) of the ODE state."""
+        n, f = self.model.n, self.f
+        return y[:n], y[n:n + f], y[n + f:].reshape(n, f)
+
+    def split(self, y):
+        x, w, T = self.unpack(y)
+        return x, self._velocity(self._t, x, w, T)[0]
+
+    def _velocity(self, t, x, w, T):
+        """x' = T w + beta' (eq. 11b), with A, Phi_t and the smooth pseudo-inverse of A."""
+        xdot = T @ w
+        _, A, Phi_t, _ = self.ws.constraints(t, x, xdot)
+        pinv = SmoothPinv.of(A, self.reg)
+        if np.any(Phi_t):
+            xdot = xdot - pinv @ Phi_t
+        return xdot, A, pinv
+
+    # ------------------------------------------------------------------ dynamics
+    def _dynamics(self, t, x, w, T):
+        """x', x'' (eqs 10, 11a), z and T' at a state."""
+        xdot, A, pinv = self._velocity(t, x, w, T)
+        gamma = self.ws.constraints(t, x, xdot)[3]
+        M, f = self.model.mass(x), self.ws.forces(t, x, xdot)
+        a_perp = pinv @ gamma                                           # beta'' = Q1 p''
+        MT = M @ T
+        try:
+            z = sla.solve(T.T @ MT, T.T @ (f - M @ a_perp), assume_a="pos", check_finite=False)
+        except (sla.LinAlgError, ValueError) as exc:
+            raise SimulationError(f"T^T M T is not positive definite at t = {t:g} ({exc}): every "
+                                  "admissible motion must carry mass or inertia.") from None
+        gamma_at = lambda v: self.ws.constraints(t, x, v)[3]          # noqa: E731
+        Tdot = -(pinv @ jacobian_rate_times(gamma_at, xdot, T)) if self.f else T
+        return xdot, T @ z + a_perp, z, Tdot, A, M, f
+
+    def rhs(self, t, y):
+        self.nfev += 1
+        x, w, T = self.unpack(y)
+        xdot, _, z, Tdot, *_ = self._dynamics(t, x, w, T)
+        return np.concatenate([xdot, z + Tdot.T @ xdot, Tdot.ravel()])
+
+    def accelerations(self, t, q, v):
+        T = self._last[4]
+        _, a, z, _, A, M, f = self._dynamics(t, q, T.T @ v, T)
+        lam = min_norm_solve(A.T, f - M @ a)
+        return Accelerations(a, lam, {"rank": self._last[1], "qdd_ind": z, "basis": self.basis})
+
+    # ------------------------------------------------------------------ after each accepted step
+    def after_step(self, t, y):
+        x, w, T = self.unpack(y)
+        v_before = self._velocity(t, x, w, T)[0]
+        try:
+            x = solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)   # eqs 12-13
+        except MultibodyError as exc:
+            raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
+        A = self.ws.constraints(t, x, v_before)[1]
+        pqr = pivoted_qr(A, self.rank_tol)
+        if self.basis == "continuation":
+            T = smooth_reorthogonalize(T, A, self.reg)                                  # App. A
+        elif pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
+            T = smooth_reorthogonalize(T, A, self.reg)      # fresh QR undetermined here: keep T
+        else:
+            T_new = pqr.Q[:, self.generic_rank:]
+            w, T = T_new.T @ (T @ w), T_new
+        self._t = t
+        prev = self._last
+        self._store(t, pqr, w, T)
+        self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))
+        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
+        self.tracker.accepted(t, x, self._velocity(t, x, w, T)[0], T)
+        return np.concatenate([x, w, T.ravel()])
+
+    def _store(self, t, pqr, w, T):
+        self._last = (t, pqr.rank, pqr.R_diag, w.copy(), T.copy())
+
+    def _tangent_error(self, t, y, err):
+        """Local error without the normal parts of x and T (row space of A: removed by the projection
+        and the re-orthogonalisation after the step; near a singular configuration that is also where
+        the round-off of the 0/0 solves lands). The error of w and the tangential one of T are kept."""
+        n = self.model.n
+        out = err.copy()
+        A = self.ws.constraints(t, y[:n], np.zeros(n))[1]
+        out[:n] = row_space_filter(A, err[:n])
+        if self.f:
+            f = self.f
+            out[n + f:] = row_space_filter(A, err[n + f:].reshape(n, f)).ravel()
+        return out
+
+    # ------------------------------------------------------------------ output
+    def channels(self, t, y):
+        _, rank, diag, w, T = self._last
+        r = self.generic_rank
+        names = self.model.coordinate_names
+        return {
+            "rank": ([rank], ("rank",)),
+            "R_diag": (diag, tuple(f"R{i + 1}{i + 1}" for i in range(len(diag)))),
+            "R_min": ([diag[r - 1] if r else np.nan], ("|R_rr|",)),
+            "qd_ind": (w, tuple(f"qd{j + 1}" for j in range(self.f))),
+            "T": (T.ravel(), tuple(f"{names[i]}/T{j + 1}" for i in range(len(names)) for j in range(self.f))),
+        }
+
+    def summary(self):
+        jumps = np.array([j for _, j in self._jumps]) if self._jumps else np.zeros(1)
+        scale = self._wmax or 1.0
+        k = int(np.argmax(jumps))
+        return {
+            "basis": self.basis, "generic_rank": self.generic_rank, "dof": self.f,
+            "redundancy": self.ws.m - self.generic_rank,
+            "rank_tolerance": {"rtol": self.rank_tol.rtol, "atol": self.rank_tol.atol},
+            "qd_ind_jump_max_rel": float(jumps[k] / scale),
+            "qd_ind_jump_time": float(self._jumps[k][0]) if self._jumps else None,
+            "singular_events": [{k2: e[k2] for k2 in ("t", "rank", "continuing", "new")}
+                                for e in self.events],
+        }

@@ -1,0 +1,202 @@
+"""Coordinate partitioning in the compact form of paper 001 Sect. 2, with the projective criterion.
+
+State y = [q (n), v_I (k)]: all coordinates and the independent velocities. At a state the
+dependent velocities follow from the velocity constraints (eq. 7, ``J_DI`` is the paper's A):
+
+    v = D^T v_I + [0; eta],   eta = -C_D^{-1} Phi_t                                  (7, 9)
+
+and the reduced (constraint-reaction-free) equations of motion are
+
+    M_d v_I' = h_d,   M_d = D M D^T,   h_d = D (f - M [0; xi]),   xi = C_D^{-1} gamma  (12-14)
+
+(our sign convention M q'' + C^T lam = f, C q'' = gamma, so the paper's b is -gamma). The k + n
+first-order equations v_I' = M_d^-1 h_d, q' = v are integrated together, as the paper recommends
+(end of Sect. 2): no nonlinear solve for q_D inside the right-hand side.
+
+After every accepted step: (1) position correction: Newton on q_D with q_I held keeps Phi = 0
+(v_I is untouched, so the velocity constraints hold by construction of v); the local error is
+measured on all of y (q_D included: its estimate keeps the Newton start close, which matters most
+for driven systems with k = 0, where every coordinate is dependent); (2) the projective
+criterion (eq. 23) is re-checked; when the quality of the current set (``Criterion.quality``,
+cos^2 alpha of the coordinate for k = 1) falls below ``SwitchPolicy.ratio`` times that of the best
+set, the independent coordinates are switched: v_I is re-read from the full velocity, nothing else
+changes, so the state stays consistent (paper 001 Sect. 4, last paragraph). With ratio < 1 the switch
+back needs the old set to become 1/ratio times better: hysteresis, no chattering at a crossing.
+Switches are recorded as (time, old set, new set) in ``summary()["coordinate_switches"]``.
+
+Redundant constraints: the independent rows are chosen once per partition (pivoted QR) and only
+they enter C_D; the multipliers reported for output are the minimum-norm solution, as in
+``lagrange``. Like every partitioning method this one cannot pass through a singular configuration
+(rank change of C): there no partition is admissible.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..analysis.partition import Criterion, Partition, admissible_partition, criterion, tangent_matrix
+from ..errors import MultibodyError, SimulationError
+from ..kinematics import KinematicTolerance, solve_positions
+from ..linalg import RankTolerance, min_norm_solve
+from .base import Accelerations, Formulation
+
+
+@dataclass(frozen=True)
+class SwitchPolicy:
+    """enabled: re-check the criterion after accepted steps; ratio (0 < ratio <= 1): switch when
+    quality(current) < ratio * quality(best) (hysteresis; paper 001 leaves the threshold open);
+    metric: "mass" (the projective criterion) or "geometry" (M = I, for comparison)."""
+
+    enabled: bool = True
+    ratio: float = 0.7
+    metric: str = "mass"
+
+    def __post_init__(self):
+        if not 0 < self.ratio <= 1:
+            raise MultibodyError(f"the switching ratio must lie in (0, 1], got {self.ratio}.")
+        if self.metric not in ("mass", "geometry"):
+            raise MultibodyError(f"unknown criterion metric '{self.metric}' (mass or geometry).")
+
+
+class Partitioning(Formulation):
+    """``--formulation partitioning``: see the module docstring.
+
+    independent: initial independent coordinates (names or indices); default: the best set by the
+    criterion at the initial state."""
+
+    name = "partitioning"
+
+    def __init__(self, model, *, independent=None, switching: SwitchPolicy = SwitchPolicy(),
+                 rank_tol: RankTolerance = RankTolerance(),
+                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10)):
+        super().__init__(model)
+        self.switching = switching
+        self.rank_tol = rank_tol
+        self.projection_tol = projection_tol
+        self.requested = None if independent is None else [
+            model.coordinate_index(c) if isinstance(c, str) else int(c) for c in independent]
+        self.part: Partition | None = None
+        self.switches: list[dict] = []
+        self.initial_set: list[str] = []
+        self.last_criterion: Criterion | None = None
+
+    # ------------------------------------------------------------------ state
+    def initial_state(self, t, q, v):
+        C = self.ws.constraints(t, q, v)[1]
+        base = admissible_partition(C, self.rank_tol)
+        if self.requested is not None:
+            k = self.model.n - len(base.rows)
+            if len(set(self.requested)) != k:
+                raise MultibodyError(f"model '{self.model.name}' has {k} degrees of freedom; give "
+                                     f"{k} distinct independent coordinates, got {self.requested}.")
+            self.part = Partition.from_independent(self.model.n, self.requested, base.rows)
+            tangent_matrix(C, self.part)        # raises if the requested set is inadmissible here
+        else:
+            self.part = self._criterion(t, q, C, base).best_partition()
+        self.initial_set = self.part.names(self.model)
+        self.t_hint = t
+        return np.concatenate([q, v[list(self.part.independent)]])
+
+    def split(self, y):
+        n = self.model.n
+        q = y[:n]
+        return q, self._velocity(self.t_hint, q, y[n:])[0]
+
+    #: time used by split() (its contract has no t; v_D depends on t through Phi_t): the time of the
+    #: last initial_state or after_step, which is when the runner records
+    t_hint = 0.0
+
+    def _velocity(self, t, q, v_I):
+        """Full v (n,) from v_I (eqs 7, 9), with C (m, n) and the partition's D, J_DI, C_D."""
+        _, C, Phi_t, _ = self.ws.constraints(t, q, np.zeros(self.model.n))
+        try:
+            D, J_DI = tangent_matrix(C, self.part)
+        except MultibodyError as exc:
+            raise SimulationError(f"t = {t:g}: independent coordinates {self.part.names(self.model)}: "
+                                  f"{exc} Enable switching or choose other coordinates.") from None
+        rows, dep = list(self.part.rows), list(self.part.dependent)
+        v = D.T @ v_I
+        if dep:
+            v[dep] -= sla.solve(C[np.ix_(rows, dep)], Phi_t[rows])         # eta, eq. 7
+        return v, D, C
+
+    # ------------------------------------------------------------------ dynamics
+    def _reduced(self, t, q, v_I):
+        """v (n,), q'' (n,), v_I' (k,) from eqs 7-14."""
+        v, D, C = self._velocity(t, q, v_I)
+        terms = self.ws.terms(t, q, v)
+        rows, dep = list(self.part.rows), list(self.part.dependent)
+        base = np.zeros(self.model.n)                                       # [0; xi], eq. 10
+        if dep:
+            base[dep] = sla.solve(C[np.ix_(rows, dep)], terms.gamma[rows])
+        k = D.shape[0]
+        if k:
+            Md = D @ terms.M @ D.T                                          # eq. 13
+            hd = D @ (terms.f - terms.M @ base)                             # eq. 14
+            vdot_I = sla.solve(Md, hd, assume_a="pos", check_finite=False)  # eq. 12
+        else:
+            vdot_I = np.zeros(0)
+        return v, D.T @ vdot_I + base, vdot_I, terms
+
+    def rhs(self, t, y):
+        self.nfev += 1
+        n = self.model.n
+        v, _, vdot_I, _ = self._reduced(t, y[:n], y[n:])
+        return np.concatenate([v, vdot_I])
+
+    def accelerations(self, t, q, v):
+        v_I = v[list(self.part.independent)]
+        _, vdot, _, terms = self._reduced(t, q, v_I)
+        lam = min_norm_solve(terms.A.T, terms.f - terms.M @ vdot)
+        return Accelerations(vdot, lam, {"independent": self.part.names(self.model),
+                                         "multipliers": "minimum-norm"})
+
+    # ------------------------------------------------------------------ after a step
+    def after_step(self, t, y):
+        n = self.model.n
+        self.t_hint = t
+        q = y[:n].copy()
+        if self.ws.m:
+            try:
+                q = solve_positions(self.model, q, t, hold=self.part.independent, ws=self.ws,
+                                    tol=self.projection_tol)
+            except MultibodyError as exc:
+                raise SimulationError(f"position correction failed at t = {t:g}: {exc}") from None
+        v_I = y[n:]
+        if self.switching.enabled and self.part.independent:
+            v_I = self._maybe_switch(t, q, v_I)
+        return np.concatenate([q, v_I])
+
+    def _maybe_switch(self, t, q, v_I):
+        v, _, C = self._velocity(t, q, v_I)
+        crit = self._criterion(t, q, C, self.part)
+        best = crit.best()
+        if crit.quality(self.part.independent) >= self.switching.ratio * crit.quality(best):
+            return v_I
+        old = self.part.names(self.model)
+        self.part = Partition.from_independent(self.model.n, best, self.part.rows)
+        self.switches.append({"t": float(t), "old": old, "new": self.part.names(self.model)})
+        return v[list(self.part.independent)]
+
+    def _criterion(self, t, q, C, part):
+        M = np.eye(self.model.n) if self.switching.metric == "geometry" else self.model.mass(q)
+        self.last_criterion = criterion(M, C, part, self.rank_tol, metric=self.switching.metric)
+        return self.last_criterion
+
+    # ------------------------------------------------------------------ output
+    def channels(self, t, y):
+        n = self.model.n
+        q = y[:n]
+        C = self.ws.constraints(t, q, np.zeros(n))[1]
+        crit = self._criterion(t, q, C, self.part)
+        flags = np.zeros(n)
+        flags[list(self.part.independent)] = 1.0
+        names = self.model.coordinate_names
+        return {"cos2_alpha": (crit.cos2_alpha, names), "independent": (flags, names)}
+
+    def summary(self):
+        return {"coordinate_switches": list(self.switches), "independent_initial": self.initial_set,
+                "independent_final": self.part.names(self.model) if self.part else [],
+                "switching_ratio": self.switching.ratio, "criterion_metric": self.switching.metric}

@@ -1,0 +1,107 @@
+"""Detection of singular configurations along a run (paper 000 Sect. 2.5 "Singular configurations", N3).
+
+A singular configuration is where the rank of A falls below the generic rank r_g (the R diagonal of
+the pivoted QR, eq. 23, loses one more element). Accepted steps almost never land on one, so the
+tracker watches sigma_r(t), the r_g-th singular value of A at the accepted states (continuous, unlike
+the pivoted |R_ii|, whose pivot order may change), and at a local minimum below ``screen * sigma_1``
+locates it: golden-section search over the two steps around it on
+
+    x(t) = proj_{Phi = 0}( Hermite cubic through (t_j, x_j, x'_j) ),
+
+the projection by minimum-norm Gauss-Newton (eqs 12-13). There the pivoted QR decides the rank with
+the run's RankTolerance; if it is below r_g an event is recorded: the admissible motions N (the null
+space Q[:, rank:]), the continuing motion C = nearest orthonormal basis in span(N) to the tangent basis
+before the singularity (App. A: C = X (X^T X)^(-1/2), X = N N^T T_before), and the new motions, the
+orthonormal complement of C in span(N) (orthogonal to the continuing one by construction).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MultibodyError
+from ..kinematics import solve_positions
+from ..linalg import pivoted_qr
+from ..tangent import polar_reorthogonalize
+
+GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+
+
+def hermite(t, t0, x0, v0, t1, x1, v1):
+    """Cubic Hermite interpolant (n,) at t in [t0, t1] through positions x and derivatives v."""
+    h = t1 - t0
+    s = (t - t0) / h
+    h00, h10 = 2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s
+    h01, h11 = -2 * s ** 3 + 3 * s ** 2, s ** 3 - s ** 2
+    return h00 * x0 + h10 * h * v0 + h01 * x1 + h11 * h * v1
+
+
+def golden_min(fun, a, b, *, rel: float = 1e-15):
+    """Minimiser of a unimodal fun on [a, b] (golden-section search, to rel * max(1, |b|))."""
+    c, d = b - GOLDEN * (b - a), a + GOLDEN * (b - a)
+    fc, fd = fun(c), fun(d)
+    while b - a > rel * max(1.0, abs(b)):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - GOLDEN * (b - a)
+            fc = fun(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + GOLDEN * (b - a)
+            fd = fun(d)
+    return (a + b) / 2
+
+
+class SingularTracker:
+    """Watches the accepted states of a NullSpace formulation; appends events to ``form.events``."""
+
+    def __init__(self, form, *, screen: float = 0.2):
+        self.form, self.screen = form, screen
+        self.history: list[tuple] = []     # (t, x, x', T, sigma_r, sigma_1), last three accepted
+
+    def _sigmas(self, t, x):
+        s = np.linalg.svd(self.form.ws.constraints(t, x, np.zeros_like(x))[1], compute_uv=False)
+        r = self.form.generic_rank
+        return (s[r - 1] if r else 0.0), (s[0] if s.size else 0.0)
+
+    def accepted(self, t, x, v, T):
+        if self.form.generic_rank == 0:
+            return
+        self.history = (self.history + [(t, x.copy(), v.copy(), T.copy(), *self._sigmas(t, x))])[-3:]
+        if len(self.history) < 3:
+            return
+        (_, _, _, _, s0, _), (_, _, _, _, s1, big), (_, _, _, _, s2, _) = self.history
+        if s1 < s0 and s1 <= s2 and s1 < self.screen * big:
+            self._locate()
+
+    def _position(self, t):
+        (ta, xa, va, *_), (tb, xb, vb, *_), (tc, xc, vc, *_) = self.history
+        guess = hermite(t, ta, xa, va, tb, xb, vb) if t <= tb else hermite(t, tb, xb, vb, tc, xc, vc)
+        f = self.form
+        return solve_positions(f.model, guess, t, ws=f.ws, tol=f.projection_tol)
+
+    def _locate(self):
+        t_a, t_c = self.history[0][0], self.history[2][0]
+        try:
+            t_star = golden_min(lambda t: self._sigmas(t, self._position(t))[0], t_a, t_c)
+            x = self._position(t_star)
+        except MultibodyError:
+            return
+        f = self.form
+        pqr = pivoted_qr(f.ws.constraints(t_star, x, np.zeros_like(x))[1], f.rank_tol)
+        if pqr.rank >= f.generic_rank:
+            return
+        f.events.append(singular_event(t_star, x, pqr, self.history[0][3], f.generic_rank,
+                                       f.model.coordinate_names))
+
+
+def singular_event(t, x, pqr, T_before, generic_rank, names) -> dict:
+    """The admissible motions at a singular configuration, split into continuing and new ones."""
+    N = pqr.Q[:, pqr.rank:]
+    C = polar_reorthogonalize(T_before, pqr.Q[:, :pqr.rank])
+    rest = N - C @ (C.T @ N)
+    U, s, _ = np.linalg.svd(rest, full_matrices=False)
+    new = U[:, : N.shape[1] - C.shape[1]]
+    return {"kind": "singular", "t": float(t), "rank": int(pqr.rank), "generic_rank": int(generic_rank),
+            "q": x.tolist(), "R_diag": pqr.R_diag.tolist(), "coordinate_names": list(names),
+            "admissible": N.tolist(), "continuing": C.tolist(), "new": new.tolist(),
+            "continuity": float(np.min(np.linalg.svd(C.T @ T_before, compute_uv=False)))}

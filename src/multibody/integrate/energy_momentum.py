@@ -1,0 +1,248 @@
+"""Energy-momentum time stepping of constrained systems with constant mass matrix (paper 004 eq. 10)
+and its size reduction by the discrete null space method (Sects 2.2, 3.3, 4.3-4.5, 5.4).
+
+Constrained scheme (eq. 10) with v_{n+1/2} = (v_n + v_{n+1})/2 eliminated:
+
+    R_q = 2/dt M (q_{n+1} - q_n) - 2 M v_n + dt grad V + dt G(q_{n+1/2})^T lam = 0   (n rows)
+    R_l = Phi(q_{n+1}) = 0                                                          (m rows)
+
+unknowns (q_{n+1}, lam). All constraints are at most quadratic, so the discrete Jacobian is
+G(q_{n+1/2}) (eqs 38, 67) and the scheme conserves energy and the momentum maps of symmetries
+exactly, up to the Newton tolerance. The iteration matrix [[2/dt M + dt/2 sum lam_k H_k, dt G^T],
+[G, 0]] has singular values ~1/dt and ~dt^2, hence condition ~dt^-3 (Tables II-V).
+
+Reduced scheme (discrete null space method): unknowns mu (d = n - m), q_{n+1} = F_{q_n}(mu) satisfies
+the tree constraints identically (eqs 44, 95, 118, 126, 136, 154, 188-189), and the multipliers
+disappear by premultiplying with the discrete null-space matrix P(q_n, q_{n+1}) = P_int(q_mid)
+P_ext(q_n, q_{n+1}) (eqs 68-74, 187):  P^T R_q(F(mu)) = 0.
+
+Closed loops (eq. 190; Part I's Appendix C is not in the text, derivation here): the closure
+constraints Phi_c are kept as equations. Their independent rows (pivoted QR, the redundant ones are
+reported) give B = G_c(q_mid) P^o (k, d) with rank k; choosing k dependent columns D (pivoted QR at
+the start, the rest F) the closed-loop discrete null-space matrix is P^c = P^o P^oc with
+P^oc[F] = I, P^oc[D] = -B_D^-1 B_F, so G_c(q_mid) P^c = 0 exactly and P^c -> P^c(q) as dt -> 0 (the
+discrete counterpart of eqs 191-192). Because the closure constraints are quadratic, G_c(q_mid)
+(q_{n+1} - q_n) = Phi_c(q_{n+1}) - Phi_c(q_n) = 0, so q_{n+1} - q_n lies in range P^c and energy is
+conserved as in the open case. Equations: (P^c)^T R_q = 0 (d - k) and s Phi_c(q_{n+1}) = 0 (k),
+s = 2 max(M) / dt bringing the closure rows to the size of the dynamic ones.
+
+Newton with complex-step Jacobians for the reduced scheme (exact; all maps are complex-safe) and the
+analytic Jacobian for the constrained one. Convergence when the scaled residual is below
+``NewtonTolerance.residual`` (relative to the momentum scale max(|2 M v_n|, dt |grad V|) for dynamic
+rows, absolute for constraint rows in their own units); then one more correction with the last
+Jacobian takes the solution to the round-off floor (without it the reduced scheme, whose rows carry
+the large rotation increments, drifted in energy by ~1e-13 relative per step on the top).
+Unknowns are increments (dq, mu), so the residual 2/dt M dq - 2 M v_n + dt grad V has no
+cancellation against large coordinates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..assembly import Workspace
+from ..errors import MultibodyError, SimulationError
+from ..linalg import pivoted_qr
+from ..model.director_tree import build_tree, internal_null_space, predictor, reparametrize, twist_matrix
+from ..model.forces import ConstantForce
+
+#: complex step for the Jacobians (any tiny value: no subtraction error)
+COMPLEX_STEP = 1e-30
+
+
+@dataclass(frozen=True)
+class NewtonTolerance:
+    """residual: relative tolerance of the scaled residual; max_iterations per step."""
+
+    residual: float = 1e-13
+    max_iterations: int = 30
+
+
+class EnergyMomentumStepper:
+    """One model, one scheme ("constrained" | "reduced"), fixed dt: ``step(q, v) -> (q, v)``;
+    ``iterations`` and ``condition`` describe the last step."""
+
+    def __init__(self, model, *, scheme: str = "reduced", dt: float, tol: NewtonTolerance = NewtonTolerance(),
+                 condition: bool = True):
+        if scheme not in ("constrained", "reduced"):
+            raise MultibodyError(f"unknown energy-momentum formulation '{scheme}' (constrained, reduced).")
+        if not (np.isfinite(dt) and dt > 0):
+            raise MultibodyError(f"the energy-momentum scheme needs a positive fixed step, got {dt}.")
+        self.model, self.scheme, self.dt, self.tol, self.want_cond = model, scheme, float(dt), tol, condition
+        self.M = model.mass_matrix
+        if self.M is None or any(not isinstance(f, ConstantForce) for f in model.forces):
+            raise MultibodyError(f"model '{model.name}': the energy-momentum scheme needs a constant mass "
+                                 "matrix and gravity-like (constant) forces only.")
+        self.gradV = -sum((f.g[:model.n] for f in model.forces), np.zeros(model.n))
+        self.ws = Workspace(model)
+        self.tree = build_tree(model)
+        A0 = self.ws.constraints(0.0, model.q0, np.zeros(model.n))[1]
+        qr = pivoted_qr(A0)
+        self.redundant = tuple(model.constraint_labels[i] for i in qr.redundant_rows)
+        self.rows = qr.independent_rows                                   # constrained scheme
+        self.iterations, self.condition, self.lam = 0, np.nan, np.zeros(len(self.rows))
+        self.mu = None              # the previous step's increments: the Newton guess of the next step
+        self._setup_closure(A0)
+
+    # ------------------------------------------------------------------ closed loops
+    def _setup_closure(self, A0):
+        """Closure rows of the model; the independent ones and the dependent unknowns are chosen at
+        the start of every step (:meth:`_select`) by pivoted QR at q_n: the reduced equations depend
+        only on range(P^c) = null(B), not on that choice, and a fixed choice would become singular
+        where the chosen unknowns stop being able to carry the motion (e.g. turning points)."""
+        self.all_closure_rows = self.tree.closure_rows(self.model)
+        self.closure_rows, self.dep, self.free = self.all_closure_rows, np.zeros(0, int), np.arange(self.tree.d)
+        self.closure_scale = 2 * np.max(np.diag(self.M)) / self.dt
+
+    def _select(self, qn):
+        """Independent constraint rows (constrained scheme) or closure rows and dependent unknowns
+        (reduced scheme) by pivoted QR (linalg.pivoted_qr) at q_n."""
+        A = self.ws.constraints(0.0, qn, np.zeros(self.model.n))[1]
+        if self.scheme == "constrained":
+            rows = pivoted_qr(A).independent_rows
+            if len(rows) != len(self.rows):
+                raise SimulationError(f"model '{self.model.name}': the rank of the constraint Jacobian changed "
+                                      f"({len(self.rows)} -> {len(rows)}): a singular configuration.")
+            self.lam = _carry(self.lam, self.rows, rows, self.model.m)
+            self.rows = rows
+            return
+        rows = self.all_closure_rows
+        if len(rows) == 0:
+            return
+        B = A[rows] @ internal_null_space(self.tree, qn, twist_matrix(self.tree, qn))
+        qr_rows = pivoted_qr(B)
+        self.closure_rows = rows[qr_rows.independent_rows]
+        qr_cols = pivoted_qr(B[qr_rows.independent_rows].T)
+        self.dep = np.sort(qr_cols.perm[:qr_cols.rank])
+        self.free = np.setdiff1d(np.arange(self.tree.d), self.dep)
+
+    def _closure_values(self, q):
+        """Phi_c (k,) at q and G_c (k, n) at q, real or complex (closure rows only)."""
+        qe = np.append(q, 0.0)
+        phi, jac = [], []
+        offset = 0
+        for g in self.model.constraints:
+            sel = self.closure_rows[(self.closure_rows >= offset) & (self.closure_rows < offset + g.rows)] - offset
+            if len(sel):
+                phi.append(g.values(qe)[0][sel])
+                jac.append(g.dense_jacobian(qe)[sel])
+            offset += g.rows
+        return np.concatenate(phi), np.concatenate(jac)
+
+    # ------------------------------------------------------------------ residuals
+    def _momentum_residual(self, vn, dq):
+        """R_q without the multiplier term, from the increment dq = q_{n+1} - q_n (no cancellation)."""
+        return 2 / self.dt * (self.M @ dq) - 2 * (self.M @ vn) + self.dt * self.gradV
+
+    def _reduced_residual(self, qn, vn, mu):
+        dq = reparametrize(self.tree, qn, mu)
+        qm = qn + 0.5 * dq
+        Text = twist_matrix(self.tree, qm)
+        P = internal_null_space(self.tree, qm, Text)                      # eq. (68)
+        r = self._momentum_residual(vn, dq)
+        if len(self.closure_rows) == 0:
+            return P.T @ r, dq
+        _, Gm = self._closure_values(qm)
+        B = Gm @ P
+        Poc = np.zeros((self.tree.d, len(self.free)), dtype=B.dtype)
+        Poc[self.free] = np.eye(len(self.free))
+        Poc[self.dep] = -np.linalg.solve(B[:, self.dep], B[:, self.free])
+        phi1, _ = self._closure_values(qn + dq)
+        return np.concatenate([(P @ Poc).T @ r, self.closure_scale * phi1]), dq
+
+    def _scale(self, vn):
+        return max(np.max(np.abs(2 * self.M @ vn)), self.dt * np.max(np.abs(self.gradV)), np.finfo(float).tiny)
+
+    # ------------------------------------------------------------------ steps
+    def step(self, qn, vn):
+        self._select(qn)
+        dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
+        return qn + dq, 2 / self.dt * dq - vn
+
+    def _converged(self, r, split, scale):
+        dyn, con = r[:split], r[split:]
+        return (np.max(np.abs(dyn), initial=0) <= self.tol.residual * scale
+                and np.max(np.abs(con), initial=0) <= self.tol.residual * max(1.0, self.model.length_scale))
+
+    def _reduced_step(self, qn, vn):
+        d, h = self.tree.d, COMPLEX_STEP
+        mu = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self.mu.copy()
+        split = d - len(self.closure_rows)
+        scale = self._scale(vn)
+        closure = np.ones(d)
+        closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
+        for it in range(self.tol.max_iterations + 1):
+            r, dq = self._reduced_residual(qn, vn, mu)
+            if self._converged(r / closure, split, scale):
+                if it:     # polish: one more correction with the last Jacobian (round-off floor)
+                    mu = mu - np.linalg.solve(J, r.real)
+                    dq = self._reduced_residual(qn, vn, mu)[1]
+                self.iterations, self.mu = it, mu
+                return dq
+            if it == self.tol.max_iterations:
+                break
+            J = np.empty((d, d))
+            for k in range(d):
+                e = np.zeros(d, complex)
+                e[k] = 1j * h
+                J[:, k] = self._reduced_residual(qn, vn, mu + e)[0].imag / h
+            if self.want_cond:
+                self.condition = float(np.linalg.cond(J))
+            mu = mu - np.linalg.solve(J, r.real)
+        raise SimulationError(f"model '{self.model.name}': Newton of the reduced energy-momentum step did not "
+                              f"converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}); "
+                              "take a smaller step.")
+
+    def _constrained_step(self, qn, vn):
+        n, rows, dt = self.model.n, self.rows, self.dt
+        dq, lam = dt * vn, self.lam.copy()
+        scale = self._scale(vn)
+        zero = np.zeros(n)
+        for it in range(self.tol.max_iterations + 1):
+            Gm = self.ws.constraints(0.0, qn + 0.5 * dq, zero)[1][rows]
+            Phi1, G1 = (x[rows] for x in self.ws.constraints(0.0, qn + dq, zero)[:2])
+            r = np.concatenate([self._momentum_residual(vn, dq) + dt * Gm.T @ lam, Phi1])
+            if self._converged(r, n, scale):
+                if it:     # polish: one more correction with the last Jacobian (round-off floor)
+                    dx = np.linalg.solve(J, r)
+                    dq, lam = dq - dx[:n], lam - dx[n:]
+                self.iterations, self.lam = it, lam
+                return dq
+            if it == self.tol.max_iterations:
+                break
+            J = np.zeros((n + len(rows), n + len(rows)))
+            J[:n, :n] = 2 / dt * self.M + 0.5 * dt * self._hessian(lam)
+            J[:n, n:], J[n:, :n] = dt * Gm.T, G1
+            if self.want_cond:
+                self.condition = float(np.linalg.cond(J))
+            dx = np.linalg.solve(J, r)
+            dq, lam = dq - dx[:n], lam - dx[n:]
+        raise SimulationError(f"model '{self.model.name}': Newton of the constrained energy-momentum step did "
+                              f"not converge in {self.tol.max_iterations} iterations (dt = {dt:g}).")
+
+    def _hessian(self, lam):
+        """sum_k lam_k Phi_k,qq over the independent rows (n, n)."""
+        full = np.zeros(self.model.m)
+        full[self.rows] = lam
+        out, start = np.zeros((self.model.n, self.model.n)), 0
+        for g in self.model.constraints:
+            out += g.hessian_sum(full[start:start + g.rows], self.model.n)
+            start += g.rows
+        return out
+
+    @property
+    def multipliers(self) -> np.ndarray:
+        """The discrete multipliers lam (m,) of the last constrained step (NaN for the reduced one and
+        for the redundant rows)."""
+        out = np.full(self.model.m, np.nan)
+        if self.scheme == "constrained":
+            out[self.rows] = self.lam
+        return out
+
+
+def _carry(lam, old_rows, new_rows, m):
+    """The multipliers of the rows kept when the independent rows change (initial Newton guess)."""
+    full = np.zeros(m)
+    full[old_rows] = lam
+    return full[new_rows]

@@ -1,0 +1,203 @@
+"""SpatialModelBuilder: spatial rigid bodies (director coordinates) and lower pairs -> an ordinary Model.
+
+The Model it builds is the same immutable :class:`~multibody.model.system.Model` as the planar
+builder's: constant mass matrix (eq. 23), one :class:`~.director.SpatialBodies` group with the
+internal constraints (eq. 24) and one :class:`~.director.LowerPairs` group per pair kind (Sect. 4.5),
+gravity as a :class:`~.forces.ConstantForce` (potential eq. 159). Any formulation (``lagrange`` with a
+Runge-Kutta method) runs it unchanged; the energy-momentum integrator reads the joint topology from
+the groups.
+
+Joints are given at the initial configuration in global terms (joint point, axis); the builder turns
+them into body-frame components (eqs 79, 96, 97). ``body1`` may be None (the ground); ``body2`` is the
+child in the kinematic tree that the reduced energy-momentum scheme walks from the ground or from a
+free root body, so list joints parent -> child.
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import numpy as np
+
+from ..errors import ModelError
+from ..spatial import cross, inertia_to_euler, principal_frame
+from .director import (GROUND_Q, PAIR_ROWS, _ROW_NAMES, LowerPairs, SpatialBodies, fold_ground,
+                       internal_rows, pair_rows)
+from .forces import ConstantForce
+from .system import Model, check_model
+
+
+def _unit(a, what):
+    a = np.asarray(a, dtype=float).reshape(3)
+    norm = np.linalg.norm(a)
+    if not np.isfinite(norm) or norm == 0:
+        raise ModelError(f"{what} must be a nonzero finite 3-vector, got {a}.")
+    return a / norm
+
+
+def complement(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors m1, m2 with {m1, m2, n} a right-handed orthonormal frame (m1 from the
+    coordinate axis least aligned with n, so m1 = e1, m2 = e2 for n = e3 as in Sect. 5.3)."""
+    e = np.eye(3)[np.argmin(np.abs(n))]
+    m1 = e - (e @ n) * n
+    m1 /= np.linalg.norm(m1)
+    return m1, cross(n, m1)
+
+
+class SpatialModelBuilder:
+    """Collects spatial bodies, lower pairs and gravity; ``build()`` returns the Model."""
+
+    def __init__(self, name: str, *, source: str = ""):
+        self.name, self.source = name, source
+        self.bodies, self.joints, self.g = [], [], None
+
+    def add_body(self, name, *, mass, inertia, position, directors=None, velocity=(0, 0, 0),
+                 omega=(0, 0, 0), outline=None) -> str:
+        """A rigid body: mass, inertia about the centre of mass ((3,) principal values with the
+        given directors, default the inertial axes; or a (3, 3) tensor in global components, whose
+        principal frame becomes the directors), centre of mass, velocity and angular velocity;
+        outline: global points at the initial configuration, drawn by the 3-D figures."""
+        if any(b["name"] == name for b in self.bodies):
+            raise ModelError(f"model '{self.name}': a body named '{name}' exists already.")
+        if not (np.isfinite(mass) and mass > 0):
+            raise ModelError(f"body '{name}': the mass must be positive, got {mass}.")
+        J = np.asarray(inertia, dtype=float)
+        if J.shape == (3, 3):
+            principal, D = principal_frame(J)
+        elif J.shape == (3,):
+            principal = J
+            D = np.eye(3) if directors is None else np.asarray(directors, dtype=float)
+        else:
+            raise ModelError(f"body '{name}': inertia must be (3,) principal values or a (3, 3) tensor.")
+        euler = inertia_to_euler(principal)
+        if np.any(euler <= 0):
+            raise ModelError(f"body '{name}': principal inertias {principal} violate the triangle "
+                             "inequality (the Euler tensor of eq. 158 must be positive definite).")
+        if not np.allclose(D.T @ D, np.eye(3), atol=1e-12) or np.linalg.det(D) < 0:
+            raise ModelError(f"body '{name}': the directors must be a right-handed orthonormal frame.")
+        phi = np.asarray(position, dtype=float).reshape(3)
+        pts = None if outline is None else (np.asarray(outline, float).reshape(-1, 3) - phi) @ D
+        self.bodies.append(dict(name=name, mass=float(mass), euler=euler, D=D, phi=phi,
+                                v=np.asarray(velocity, float).reshape(3),
+                                w=np.asarray(omega, float).reshape(3), outline=pts))
+        return name
+
+    def _index(self, body, where):
+        if body is None:
+            return -1
+        for i, b in enumerate(self.bodies):
+            if b["name"] == body:
+                return i
+        raise ModelError(f"joint '{where}': unknown body '{body}' (bodies: "
+                         f"{', '.join(b['name'] for b in self.bodies) or 'none'}).")
+
+    def joint(self, kind, name, body1, body2, *, point, point2=None, axis=(0, 0, 1)):
+        """A lower pair of kind S, R, C, P or E (Sect. 4.5) between body1 (None: ground) and body2,
+        at the global point (point2: the child's point when it differs, C/P/E pairs), axis n^1."""
+        if kind not in PAIR_ROWS:
+            raise ModelError(f"joint '{name}': unknown pair kind '{kind}' (S, R, C, P, E).")
+        if any(j["name"] == name for j in self.joints):
+            raise ModelError(f"model '{self.name}': a joint named '{name}' exists already.")
+        i1, i2 = self._index(body1, name), self._index(body2, name)
+        if i2 < 0:
+            raise ModelError(f"joint '{name}': body2 must be a body, not the ground (swap the bodies).")
+        p1 = np.asarray(point, float).reshape(3)
+        p2 = p1 if point2 is None else np.asarray(point2, float).reshape(3)
+        self.joints.append(dict(kind=kind, name=name, i1=i1, i2=i2, p1=p1, p2=p2,
+                                axis=_unit(axis, f"axis of joint '{name}'")))
+
+    def spherical(self, name, body1, body2, *, point):
+        self.joint("S", name, body1, body2, point=point)
+
+    def revolute(self, name, body1, body2, *, point, axis):
+        self.joint("R", name, body1, body2, point=point, axis=axis)
+
+    def cylindrical(self, name, body1, body2, *, point, axis, point2=None):
+        self.joint("C", name, body1, body2, point=point, point2=point2, axis=axis)
+
+    def prismatic(self, name, body1, body2, *, point, axis, point2=None):
+        self.joint("P", name, body1, body2, point=point, point2=point2, axis=axis)
+
+    def planar(self, name, body1, body2, *, point, axis, point2=None):
+        self.joint("E", name, body1, body2, point=point, point2=point2, axis=axis)
+
+    def gravity(self, g: float = 9.81, direction=(0, 0, -1)):
+        self.g = float(g) * _unit(direction, "gravity direction")
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> Model:
+        if not self.bodies:
+            raise ModelError(f"model '{self.name}' has no bodies.")
+        nb = len(self.bodies)
+        n = 12 * nb
+        q0 = np.concatenate([np.concatenate([b["phi"], b["D"].T.ravel()]) for b in self.bodies])
+        v0 = np.concatenate([np.concatenate([b["v"], cross(b["w"], b["D"].T).ravel()]) for b in self.bodies])
+        names = tuple(f"{b['name']}.{c}" for b in self.bodies
+                      for c in ("x", "y", "z", "d1x", "d1y", "d1z", "d2x", "d2y", "d2z", "d3x", "d3y", "d3z"))
+        mass = np.array([b["mass"] for b in self.bodies])
+        euler = np.array([b["euler"] for b in self.bodies])
+        M = np.diag(np.concatenate([np.repeat(np.concatenate([[m], e]), 3) for m, e in zip(mass, euler)]))
+        groups = [self._internal(nb, mass, euler)] + self._pairs(nb, q0)
+        forces = ()
+        if self.g is not None:
+            f = np.zeros(n + 1)
+            for i, m in enumerate(mass):
+                f[12 * i: 12 * i + 3] = m * self.g
+            forces = (ConstantForce(f),)
+        scale = max(1e-3, float(np.max(np.abs([b["phi"] for b in self.bodies]), initial=0.0)))
+        model = Model(self.name, names, tuple(groups), forces, q0, v0, mass_matrix=M,
+                      configurations=MappingProxyType({}), length_scale=scale, source=self.source)
+        return check_model(model)
+
+    def _internal(self, nb, mass, euler) -> SpatialBodies:
+        H, g, c = internal_rows()
+        body_cols = np.arange(12 * nb).reshape(nb, 12)
+        labels = tuple(f"{b['name']}.rigid.{r}" for b in self.bodies
+                       for r in ("d1d1", "d2d2", "d3d3", "d1d2", "d1d3", "d2d3"))
+        return SpatialBodies(labels, np.repeat(body_cols, 6, axis=0), H=np.tile(H, (nb, 1, 1)),
+                             g=np.tile(g, (nb, 1)), c=np.tile(c, nb), names=tuple(b["name"] for b in self.bodies),
+                             body_cols=body_cols, mass=mass, euler=euler,
+                             outlines=tuple(b["outline"] for b in self.bodies))
+
+    def _pairs(self, nb, q0) -> list[LowerPairs]:
+        out = []
+        for kind in PAIR_ROWS:
+            joints = [j for j in self.joints if j["kind"] == kind]
+            if joints:
+                out.append(self._pair_group(kind, joints, nb, q0))
+        return out
+
+    def _pair_group(self, kind, joints, nb, q0) -> LowerPairs:
+        data = {k: [] for k in ("X1", "X2", "n", "m1", "m2", "a2", "ref", "H", "g", "c", "cols")}
+        n_total = 12 * nb
+        for j in joints:
+            D1 = np.eye(3) if j["i1"] < 0 else self.bodies[j["i1"]]["D"]
+            f1 = np.zeros(3) if j["i1"] < 0 else self.bodies[j["i1"]]["phi"]
+            b2 = self.bodies[j["i2"]]
+            X1, X2 = D1.T @ (j["p1"] - f1), b2["D"].T @ (j["p2"] - b2["phi"])
+            nl = D1.T @ j["axis"]
+            m1, m2 = complement(nl)
+            a2 = np.array(complement(b2["D"].T @ j["axis"]))
+            H, g = pair_rows(kind, X1, X2, nl, m1, m2, a2)
+            c = np.zeros(len(H))
+            pcols = np.full(12, n_total) if j["i1"] < 0 else np.arange(12 * j["i1"], 12 * j["i1"] + 12)
+            if j["i1"] < 0:
+                H, g, c = fold_ground(H, g, c)
+            cols = np.concatenate([pcols, np.arange(12 * j["i2"], 12 * j["i2"] + 12)])
+            x = np.append(q0, 0.0)[cols]
+            val = 0.5 * np.einsum("i,rij,j->r", x, H, x) + g @ x + c
+            eta_rows = np.arange(2 if kind in ("C", "P") else (1 if kind == "E" else 3), len(H))
+            c[eta_rows] -= val[eta_rows]                          # eta_k consistent with q0 (eq. 100)
+            for key, val_ in (("X1", X1), ("X2", X2), ("n", nl), ("m1", m1), ("m2", m2), ("a2", a2),
+                              ("ref", D1.T @ b2["D"] @ a2[0]), ("H", H), ("g", g), ("c", c),
+                              ("cols", np.tile(cols, (len(H), 1)))):
+                data[key].append(val_)
+        labels = tuple(f"{j['name']}.{r}" for j in joints for r in _ROW_NAMES[kind])
+        arr = {k: np.concatenate(v) if k in ("H", "g", "c", "cols") else np.array(v) for k, v in data.items()}
+        return LowerPairs(labels, arr["cols"], H=arr["H"], g=arr["g"], c=arr["c"], kind=kind,
+                          joint_names=tuple(j["name"] for j in joints),
+                          parent=np.array([j["i1"] for j in joints]), child=np.array([j["i2"] for j in joints]),
+                          X1=arr["X1"], X2=arr["X2"], n=arr["n"], m1=arr["m1"], m2=arr["m2"], a2=arr["a2"],
+                          ref=arr["ref"])
+
+
+__all__ = ["SpatialModelBuilder", "complement", "GROUND_Q"]

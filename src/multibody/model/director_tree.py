@@ -1,0 +1,252 @@
+"""Kinematic trees of spatial bodies: null-space matrices P = P_int P_ext and the reparametrisation
+q_{n+1} = F_{q_n}(mu) of the discrete null space method (paper 004 Sects 3.2-4.5, 5.4).
+
+The tree is read from a Model built by :class:`~.director_builder.SpatialModelBuilder`: bodies
+reached from the ground through joints (parent -> child) hang from the ground, every other
+connected set of bodies from a free root body (unknowns u_phi, theta, eq. 44). Joints that would
+close a loop are *closure joints* (eq. 190), treated in :mod:`multibody.integrate.energy_momentum`.
+
+Twist recursion along the tree (eqs 57, 84, 107/113, 122, 132/133, 143/149, 179-184), with all
+vectors evaluated at the configuration ``qa`` (the mid-point q_{n+1/2} for the discrete matrices;
+at a configuration on the manifold they equal the continuous ones):
+
+    S:  v_c = v_p + w_p x rho_p - tau x rho_c,             w_c = tau                       (83)
+    R:  v_c = v_p + w_p x (rho_p - rho_c) + th' rho_c x n,  w_c = w_p + th' n               (121)
+    C:  v_c = v_p + w_p x (phi_c - phi_p) + u' (m1 x m2) + th' rho_c x n,  w_c = w_p + th' n (113)
+    P:  v_c = v_p + w_p x (phi_c - phi_p) + u' (m1 x m2),   w_c = w_p                       (133)
+    E:  v_c = v_p + w_p x (phi_c - phi_p) + u1' (m2 x n) + u2' (n x m1) + th' rho_c x n,
+        w_c = w_p + th' n                                                                  (149)
+
+and q' = P_int(qa) t with P_int of eq. (29). All functions are complex-safe (complex-step Newton
+Jacobians). The recursion is sequential along the tree by nature (one step per tree joint); each
+step is a handful of 3x3 products.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ModelError
+from ..spatial import axis_rotation, cross, expm_so3, skew
+from .director import PAIR_DOF, LowerPairs, SpatialBodies
+
+
+@dataclass(frozen=True)
+class TreeJoint:
+    kind: str
+    name: str
+    group: int          # index of its LowerPairs group in model.constraints
+    index: int          # joint index inside the group
+    parent: int
+    child: int
+    X1: np.ndarray
+    X2: np.ndarray
+    n: np.ndarray
+    m1: np.ndarray
+    m2: np.ndarray
+    start: int          # first column of its unknowns in mu
+
+
+@dataclass(frozen=True)
+class Tree:
+    """bodies; roots (free root bodies) with their mu start; joints in tree order; closures; d."""
+
+    bodies: SpatialBodies
+    roots: tuple[tuple[int, int], ...]
+    joints: tuple[TreeJoint, ...]
+    closures: tuple[TreeJoint, ...]
+    d: int
+
+    def closure_rows(self, model) -> np.ndarray:
+        """Row indices (in the model's constraint order) of the closure joints' constraints."""
+        offsets = np.cumsum([0] + [g.rows for g in model.constraints])
+        rows = []
+        for j in self.closures:
+            r = model.constraints[j.group].rows // len(model.constraints[j.group].joint_names)
+            rows.extend(range(offsets[j.group] + j.index * r, offsets[j.group] + (j.index + 1) * r))
+        return np.array(rows, dtype=int)
+
+
+def spatial_parts(model) -> tuple[SpatialBodies, list[tuple[int, LowerPairs]]]:
+    bodies = [g for g in model.constraints if isinstance(g, SpatialBodies)]
+    if len(bodies) != 1 or len(model.constraints) != 1 + sum(isinstance(g, LowerPairs) for g in model.constraints):
+        raise ModelError(f"model '{model.name}' is not a spatial director model (build it with "
+                         "SpatialModelBuilder): the energy-momentum integrator needs its bodies and pairs.")
+    return bodies[0], [(i, g) for i, g in enumerate(model.constraints) if isinstance(g, LowerPairs)]
+
+
+def build_tree(model) -> Tree:
+    """The kinematic tree of a spatial model (breadth first from the ground, then free roots)."""
+    bodies, groups = spatial_parts(model)
+    pending = [(gi, k, g) for gi, g in groups for k in range(len(g.joint_names))]
+    placed, roots, joints, closures, d = {-1}, [], [], [], 0
+    nb = len(bodies.names)
+    while pending:
+        progress = False
+        for item in list(pending):
+            gi, k, g = item
+            p, c = int(g.parent[k]), int(g.child[k])
+            if p in placed:
+                pending.remove(item)
+                progress = True
+                tj = TreeJoint(g.kind, g.joint_names[k], gi, k, p, c, g.X1[k], g.X2[k], g.n[k], g.m1[k],
+                               g.m2[k], d)
+                if c in placed:
+                    closures.append(tj)
+                else:
+                    joints.append(tj)
+                    placed.add(c)
+                    d += PAIR_DOF[g.kind]
+        if not progress:   # a body not reachable yet: make the parent of a pending joint a free root
+            gi, k, g = pending[0]
+            root = int(g.parent[k])
+            if root in placed:
+                raise ModelError(f"model '{model.name}': cannot order the joints into a tree.")
+            roots.append((root, d))
+            placed.add(root)
+            d += 6
+    for b in range(nb):
+        if b not in placed:
+            roots.append((b, d))
+            d += 6
+    return Tree(bodies, tuple(roots), tuple(joints), tuple(closures), d)
+
+
+def _geometry(tree: Tree, q):
+    phi, D = tree.bodies.frames(q)
+    phi = np.concatenate([phi, np.zeros((1, 3), dtype=phi.dtype)])
+    D = np.concatenate([D, np.eye(3, dtype=D.dtype)[None]])
+    return phi, D
+
+
+def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
+    """P_ext (6 b, d): the body twists t = (v_phi, omega) as linear functions of the generalized
+    velocities, evaluated at qa (eqs 59, 69, 184); see the module docstring for the recursion."""
+    phi, D = _geometry(tree, qa)
+    nb = len(tree.bodies.names)
+    T = np.zeros((nb + 1, 6, tree.d), dtype=qa.dtype)       # row nb: the ground (zero twist)
+    for b, s in tree.roots:
+        T[b, :, s:s + 6] = np.eye(6)
+    for j in tree.joints:
+        p, c, s = j.parent, j.child, j.start
+        rp, rc = D[p] @ j.X1, D[c] @ j.X2
+        n = D[p] @ j.n
+        vp, wp = T[p, :3], T[p, 3:]
+        if j.kind == "S":
+            T[c, :3] = vp - skew(rp) @ wp
+            T[c, :3, s:s + 3] += skew(rc)
+            T[c, 3:, s:s + 3] = np.eye(3)
+            continue
+        arm = rp - rc if j.kind == "R" else phi[c] - phi[p]
+        T[c, :3] = vp - skew(arm) @ wp
+        T[c, 3:] = wp
+        m1, m2 = D[p] @ j.m1, D[p] @ j.m2
+        cols = {"R": [(cross(rc, n), n)], "C": [(cross(m1, m2), 0 * n), (cross(rc, n), n)],
+                "P": [(cross(m1, m2), 0 * n)],
+                "E": [(cross(m2, n), 0 * n), (cross(n, m1), 0 * n), (cross(rc, n), n)]}[j.kind]
+        for k, (tv, tw) in enumerate(cols):
+            T[c, :3, s + k] += tv
+            T[c, 3:, s + k] += tw
+    return T[:nb].reshape(6 * nb, tree.d)
+
+
+def internal_null_space(tree: Tree, qa: np.ndarray, Text: np.ndarray) -> np.ndarray:
+    """P_int(qa) @ Text (n, k): velocities v_phi = v, v_I = omega x d_I (eqs 29, 54, 186)."""
+    nb = len(tree.bodies.names)
+    _, D = tree.bodies.frames(qa)
+    T = Text.reshape(nb, 6, -1)
+    out = np.empty((nb, 12, T.shape[2]), dtype=np.result_type(qa, Text))
+    out[:, :3] = T[:, :3]
+    for I in range(3):
+        out[:, 3 + 3 * I: 6 + 3 * I] = -skew(D[:, :, I]) @ T[:, 3:]
+    full = np.zeros((len(qa), T.shape[2]), dtype=out.dtype)
+    full[tree.bodies.body_cols.ravel()] = out.reshape(12 * nb, -1)
+    return full
+
+
+def null_space_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
+    """P(qa) = P_int(qa) P_ext(qa) (n, d), eqs 60, 68, 185 (discrete when qa = q_{n+1/2})."""
+    return internal_null_space(tree, qa, twist_matrix(tree, qa))
+
+
+def _expm_minus_identity(theta):
+    """exp(theta^) - I without cancellation (Rodrigues, eq. 43)."""
+    R = expm_so3(theta)
+    W = skew(theta)
+    s = theta @ theta
+    return R - np.eye(3) if np.real(s) > 1.0 else _rodrigues_increment(W, s)
+
+
+def _rodrigues_increment(W, s):
+    from ..spatial import _rodrigues_coefficients
+
+    c1, c2 = _rodrigues_coefficients(s)
+    return c1 * W + c2 * (W @ W)
+
+
+def _axis_minus_identity(angle, n):
+    """exp(angle n^) - I = sin(a) n^ + 2 sin^2(a/2) (n^)^2 (no cancellation)."""
+    W = skew(n)
+    return np.sin(angle) * W + 2 * np.sin(angle / 2) ** 2 * (W @ W)
+
+
+def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The increment q_{n+1} - q_n = F_{q_n}(mu) - q_n (eqs 44, 95, 118, 126, 136, 154, 188-189),
+    computed without cancellation: with X = R - I carried per body, roots move by (u, exp(theta)),
+    each child rotates by its parent's increment times exp(theta n_n^) (product of exponentials),
+    and its centre of mass follows from the joint:
+    dphi_c = dphi_p + X_p (rho_p + gap) - X_c rho_c + (relative translation along n' or m1', m2'),
+    gap = p_c - p_p at t_n."""
+    phi, D = _geometry(tree, qn)
+    nb = len(tree.bodies.names)
+    dtype = np.result_type(qn, mu)
+    X = np.zeros((nb + 1, 3, 3), dtype=dtype)                  # R - I; the ground row stays 0
+    dphi = np.zeros((nb + 1, 3), dtype=dtype)
+    for b, s in tree.roots:
+        X[b] = _expm_minus_identity(mu[s + 3:s + 6])
+        dphi[b] = mu[s:s + 3]
+    for j in tree.joints:
+        p, c, s = j.parent, j.child, j.start
+        nn = D[p] @ j.n
+        if j.kind == "S":
+            X[c] = _expm_minus_identity(mu[s:s + 3])
+        elif j.kind == "P":
+            X[c] = X[p]
+        else:
+            E = _axis_minus_identity(mu[s + PAIR_DOF[j.kind] - 1], nn)
+            X[c] = X[p] @ E + X[p] + E                           # R_p (E + I) - I
+        rp, rc = D[p] @ j.X1, D[c] @ j.X2
+        gap = (phi[c] + rc) - (phi[p] + rp)
+        Rp = X[p] + np.eye(3)
+        dphi[c] = dphi[p] + X[p] @ (rp + gap) - X[c] @ rc
+        if j.kind in ("C", "P"):
+            dphi[c] = dphi[c] + mu[s] * (Rp @ nn)
+        elif j.kind == "E":
+            dphi[c] = dphi[c] + mu[s] * (Rp @ (D[p] @ j.m1)) + mu[s + 1] * (Rp @ (D[p] @ j.m2))
+    dq = np.zeros(len(qn), dtype=dtype)
+    dD = X[:nb] @ D[:nb]
+    x = np.concatenate([dphi[:nb], dD.transpose(0, 2, 1).reshape(nb, 9)], axis=1)
+    dq[tree.bodies.body_cols.ravel()] = x.ravel()
+    return dq
+
+
+def predictor(tree: Tree, qn: np.ndarray, dq: np.ndarray) -> np.ndarray:
+    """Initial Newton guess mu for the increment dq ~ dt v_n: the least-squares generalized velocity
+    times dt, with every rotation entry w mapped to the rotation of the mid-point rule,
+    2 atan(|w| / 2) w / |w| (the Cayley angle; for steps where |w| is not small this is what keeps
+    Newton in the basin of the discrete solution, e.g. the top at dt = 0.05, Table II)."""
+    P = null_space_matrix(tree, qn)
+    mu = np.linalg.lstsq(P, dq, rcond=None)[0]
+    slots = [slice(s + 3, s + 6) for _, s in tree.roots]
+    for j in tree.joints:
+        if j.kind == "S":
+            slots.append(slice(j.start, j.start + 3))
+        elif j.kind != "P":
+            k = j.start + PAIR_DOF[j.kind] - 1
+            slots.append(slice(k, k + 1))
+    for sl in slots:
+        w = np.linalg.norm(mu[sl])
+        if w > 0:
+            mu[sl] *= 2 * np.arctan(w / 2) / w
+    return mu

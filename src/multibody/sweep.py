@@ -1,0 +1,272 @@
+"""Parameter sweeps: many scenarios of one model run on Dask (a local cluster or a running scheduler).
+
+A scenario is a dict of
+- keyword arguments of the model's factory (``omega0`` of ``double-four-bar``, ``mass`` of ``pendulum``);
+- run options ``t_end``, ``rtol``, ``atol``, ``integrator``, ``step``, ``formulation``;
+- initial conditions ``q0:NAME`` / ``v0:NAME`` (a coordinate's initial value or rate; the state is
+  then made consistent with the constraints, :func:`multibody.kinematics.consistent_state`);
+- locking times ``lock:NAME`` (lock coordinate NAME at that time, paper 002; replaces the model's
+  own locking event of that coordinate, e.g. ``lock:q2`` of ``three-r-pendulum-locking``).
+
+:func:`sweep` runs them in batches on the workers and gathers one :class:`SweepTable` (one row per
+scenario; a failed scenario is a row with status "failed" and its message, the others are kept).
+Dask is the optional extra ``sweep``: ``pip install 'multibody[sweep]'``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import MultibodyError
+from .sweep_table import SweepTable
+
+RUN_KEYS = ("t_end", "rtol", "atol", "integrator", "step", "formulation")
+PREFIXES = ("q0:", "v0:", "lock:")
+MISSING_DASK = ("the sweep needs the optional extra 'sweep' (Dask distributed), which is not installed: "
+                "pip install 'multibody[sweep]'  (or: pip install 'dask[distributed]').")
+#: how long to wait for a scheduler given by address before reporting it unreachable
+CONNECT_TIMEOUT_S = 10
+#: batches per worker when the batch size is automatic (load balance vs. per-task overhead)
+BATCHES_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What a worker needs to build a scenario's model: the factory, default end time, default events."""
+
+    name: str
+    factory: Callable
+    t_end: float
+    events: tuple = ()
+
+
+def resolve_model(spec: str) -> ModelSpec:
+    """A built-in model name (``multibody models``) or a .py file whose build(**kwargs) returns a Model."""
+    from .models import MODELS
+
+    if spec in MODELS:
+        e = MODELS[spec]
+        return ModelSpec(spec, e.factory, e.t_end, tuple(e.events))
+    path = Path(spec)
+    if path.suffix != ".py" or not path.is_file():
+        raise MultibodyError(f"unknown model '{spec}': not a built-in model (see 'multibody models') and "
+                             "not an existing .py file defining build(**parameters).")
+    mspec = importlib.util.spec_from_file_location(f"multibody_sweep_{path.stem}", path)
+    module = importlib.util.module_from_spec(mspec)
+    try:
+        mspec.loader.exec_module(module)
+    except Exception as exc:  # the user's file: report, never a traceback
+        raise MultibodyError(f"model file '{spec}' failed to load: {type(exc).__name__}: {exc}") from None
+    if not callable(getattr(module, "build", None)):
+        raise MultibodyError(f"model file '{spec}' does not define a function build(**parameters).")
+    return ModelSpec(str(path), module.build, float(getattr(module, "T_END", 1.0)))
+
+
+# ----------------------------------------------------------------------------- scenarios
+def parse_values(text: str) -> list:
+    """``"1,2.5,dop853"`` -> [1, 2.5, "dop853"]; ``"START:STOP:COUNT"`` -> COUNT evenly spaced floats."""
+    if text.count(":") == 2 and "," not in text:
+        a, b, n = text.split(":")
+        try:
+            return [float(x) for x in np.linspace(float(a), float(b), int(n))]
+        except ValueError:
+            raise MultibodyError(f"malformed range '{text}': expected START:STOP:COUNT, e.g. -1:-2:5.") from None
+    values = [_scalar(v.strip()) for v in text.split(",")]
+    if any(v == "" for v in values):
+        raise MultibodyError(f"malformed values '{text}': an empty value between commas.")
+    return values
+
+
+def parse_param(text: str) -> tuple[str, list]:
+    """``"NAME=V1,V2,..."`` -> (NAME, [V1, V2, ...])."""
+    name, sep, values = text.partition("=")
+    if not sep or not name.strip() or not values.strip():
+        raise MultibodyError(f"malformed --param '{text}': expected NAME=V1,V2,... (e.g. omega0=-1,-2) "
+                             "or NAME=START:STOP:COUNT.")
+    return name.strip(), parse_values(values.strip())
+
+
+def grid(params: dict[str, list]) -> list[dict]:
+    """Cartesian product of the parameter values, the last parameter varying fastest."""
+    names = list(params)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(params[k] for k in names))]
+
+
+def _scalar(s: str):
+    for conv in (int, float):
+        try:
+            return conv(s)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(s.lower(), s)
+
+
+def check_scenarios(spec: ModelSpec, scenarios: list[dict]) -> None:
+    """Every parameter name is a factory keyword, a run option or a q0:/v0:/lock: coordinate name."""
+    if not scenarios:
+        raise MultibodyError("the sweep has no scenarios.")
+    names = set().union(*scenarios)
+    sig = inspect.signature(spec.factory)
+    accepts_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    kwargs = {p.name for p in sig.parameters.values() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    factory_names = names - set(RUN_KEYS) - {n for n in names if n.startswith(PREFIXES)}
+    unknown = sorted(factory_names - kwargs) if not accepts_any else []
+    if unknown:
+        raise MultibodyError(f"model '{spec.name}' has no parameter {', '.join(map(repr, unknown))}; its "
+                             f"factory accepts: {', '.join(sorted(kwargs)) or 'none'}; run options: "
+                             f"{', '.join(RUN_KEYS)}; initial conditions and locks: q0:NAME, v0:NAME, lock:NAME.")
+    coords = {n.split(":", 1)[1] for n in names if n.startswith(PREFIXES)}
+    if coords or accepts_any:
+        try:
+            model = spec.factory(**{k: scenarios[0][k] for k in factory_names if k in scenarios[0]})
+        except TypeError as exc:
+            raise MultibodyError(f"model '{spec.name}': {exc}") from None
+        except Exception:
+            return   # a bad value, not a bad name: that scenario fails in its own row
+        bad = sorted(coords - set(model.coordinate_names))
+        if bad:
+            raise MultibodyError(f"model '{spec.name}' has no coordinate {', '.join(map(repr, bad))}; "
+                                 f"coordinates: {', '.join(model.coordinate_names)}.")
+
+
+# ----------------------------------------------------------------------------- one scenario
+def run_scenario(spec: ModelSpec, index: int, scenario: dict, defaults: dict) -> dict:
+    """Run one scenario (on a worker); never raises: a failure becomes a row with status "failed"."""
+    row = {"scenario": index, **scenario}
+    wall = time.perf_counter()
+    try:
+        result = _simulate(spec, {**defaults, **scenario})
+        s = result.summary
+        row.update(status="ok", error="", steps=s["steps"], rhs_evaluations=s["rhs_evaluations"],
+                   energy_drift_rel=s["energy_drift_rel"],
+                   constraint_violation_max=s["constraint_violation_max"])
+        row.update({f"q:{n}": float(x) for n, x in zip(s["coordinate_names"], s["final_q"])})
+    except Exception as exc:  # any failure of this scenario is data, not a crash of the sweep
+        row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+    row["wall_time_s"] = time.perf_counter() - wall
+    return row
+
+
+def run_batch(spec: ModelSpec, batch: list[tuple[int, dict]], defaults: dict) -> list[dict]:
+    return [run_scenario(spec, i, sc, defaults) for i, sc in batch]
+
+
+def _simulate(spec: ModelSpec, sc: dict):
+    from .runner import RunOptions, simulate
+
+    factory_kw = {k: v for k, v in sc.items() if k not in RUN_KEYS and not k.startswith(PREFIXES)}
+    model = spec.factory(**factory_kw)
+    q0, v0 = model.q0.copy(), model.v0.copy()
+    for key, val in sc.items():
+        if key.startswith(("q0:", "v0:")):
+            (q0 if key[:2] == "q0" else v0)[model.coordinate_index(key[3:])] = float(val)
+    model = model.with_initial(q0=q0, v0=v0)
+    opts = RunOptions(**{k: sc[k] for k in ("integrator", "rtol", "atol", "step") if k in sc})
+    return simulate(model, t_end=float(sc.get("t_end", spec.t_end)), formulation=sc.get("formulation", "lagrange"),
+                    options=opts, events=_events(spec.events, sc))
+
+
+def _events(default: tuple, sc: dict) -> tuple:
+    from .events import AtTime, Lock, lock_at
+
+    locks = {k[5:]: float(v) for k, v in sc.items() if k.startswith("lock:")}
+    kept = [e for e in default if not (isinstance(e, AtTime) and isinstance(e.action, Lock)
+                                       and set(map(str, e.action.coordinates)) & set(locks))]
+    return tuple(kept) + tuple(lock_at(t, c) for c, t in locks.items() if math.isfinite(t))
+
+
+def run_serial(spec: ModelSpec, scenarios: list[dict], defaults: dict | None = None) -> SweepTable:
+    """The same sweep in this process, one scenario after the other (reference for :func:`sweep`)."""
+    rows = [run_scenario(spec, i, sc, dict(defaults or {})) for i, sc in enumerate(scenarios)]
+    return SweepTable.from_rows(rows, {"model": spec.name, "workers": 0, "defaults": dict(defaults or {})})
+
+
+# ----------------------------------------------------------------------------- on Dask
+def require_dask():
+    """Import dask.distributed or raise MultibodyError naming the extra to install."""
+    try:
+        import distributed
+    except ImportError:
+        raise MultibodyError(MISSING_DASK) from None
+    return distributed
+
+
+def sweep(model: str | ModelSpec, scenarios: list[dict], *, workers: int = 2, scheduler: str | None = None,
+          defaults: dict | None = None, batch_size: int | None = None, progress: bool = False) -> SweepTable:
+    """Run the scenarios on Dask and gather them into one table (row order = scenario order).
+
+    ``workers``: size of the local cluster (processes, one thread each) started when no ``scheduler``
+    address is given; ``defaults``: run options for every scenario (a scenario's own values win);
+    ``batch_size``: scenarios per task (default: about BATCHES_PER_WORKER tasks per worker)."""
+    spec = model if isinstance(model, ModelSpec) else resolve_model(model)
+    check_scenarios(spec, scenarios)
+    distributed = require_dask()
+    defaults = dict(defaults or {})
+    t0 = time.perf_counter()
+    with _client(distributed, workers, scheduler) as client:
+        startup = time.perf_counter() - t0
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        size = batch_size or max(1, math.ceil(len(scenarios) / (n_workers * BATCHES_PER_WORKER)))
+        indexed = list(enumerate(scenarios))
+        batches = [indexed[i:i + size] for i in range(0, len(indexed), size)]
+        t1 = time.perf_counter()
+        rows = _gather(distributed, client, spec, batches, defaults, progress, len(scenarios))
+        run_wall = time.perf_counter() - t1
+    meta = {"model": spec.name, "workers": n_workers, "scheduler": scheduler or "local", "batch_size": size,
+            "defaults": defaults, "startup_s": startup, "wall_time_s": run_wall}
+    return SweepTable.from_rows(rows, meta)
+
+
+def _gather(distributed, client, spec, batches, defaults, progress, total) -> list[dict]:
+    from tqdm import tqdm
+
+    futures = {client.submit(run_batch, spec, b, defaults, pure=False): b for b in batches}
+    rows = []
+    with tqdm(total=total, unit="scenario", disable=not progress, leave=False) as bar:
+        for fut in distributed.as_completed(futures):
+            batch = futures[fut]
+            try:
+                rows.extend(fut.result())
+            except Exception as exc:  # a lost worker or unpicklable data: those rows fail, the rest stay
+                rows.extend({"scenario": i, **sc, "status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+                            for i, sc in batch)
+            bar.update(len(batch))
+    return rows
+
+
+class _client:
+    """A Client on a fresh LocalCluster (processes) or on a running scheduler; closed on exit."""
+
+    def __init__(self, distributed, workers, scheduler):
+        self.d, self.workers, self.scheduler, self.cluster, self.client = distributed, workers, scheduler, None, None
+
+    def __enter__(self):
+        import logging
+
+        if self.scheduler:
+            try:
+                self.client = self.d.Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise MultibodyError(f"cannot reach the Dask scheduler at '{self.scheduler}' within "
+                                     f"{CONNECT_TIMEOUT_S} s: {exc}") from None
+            return self.client
+        if not (isinstance(self.workers, int) and self.workers >= 1):
+            raise MultibodyError(f"the number of workers must be a positive integer, got {self.workers}.")
+        self.cluster = self.d.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+        self.client = self.d.Client(self.cluster)
+        return self.client
+
+    def __exit__(self, *exc):
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()

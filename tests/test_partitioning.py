@@ -1,0 +1,233 @@
+"""Coordinate partitioning and the projective criterion (paper 001 Sects 2, 3, 6).
+
+Expected values: the closed forms of paper 001 (eq. 26 physical pendulum, the mathematical pendulum
+of Sect. 3, eqs 40-43 of the four-bar), the identity cos^2 alpha + cos^2 beta = 1 (eqs 11, 15, 23),
+the independence of cos^2 alpha from the partition D is built from (after eq. 26), agreement with
+the multipliers formulation, closed-form slider positions.
+"""
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from multibody import Workspace, pivoted_qr
+from multibody.analysis.partition import (Partition, criterion, criterion_at,
+                                          geometric_criterion, tangent_matrix)
+from multibody.cli import main
+from multibody.errors import MultibodyError
+from multibody.formulations.partitioning import Partitioning, SwitchPolicy
+from multibody.kinematics import consistent_state, solve_positions
+from multibody.models import MODELS
+from multibody.models.linkages import slider_crank, slider_position
+from multibody.models.pendulums import pendulum
+from multibody.models.projective import (FOUR_BAR_RELATIVE, four_bar_angles, four_bar_rates,
+                                         four_bar_relative, physical_pendulum)
+from multibody.runner import RunOptions, simulate
+
+EPS = 1e-12           # round-off level of the criterion (O(1) quantities, a few factorisations)
+ANGLES = np.linspace(-np.pi, np.pi, 37)
+TIGHT = RunOptions(rtol=1e-10, atol=1e-12)
+#: random states are kept when every R_ii / R_11 of the pivoted QR of C is either above this or at
+#: round-off: near a singular configuration M_c = C M^-1 C^T is ill-conditioned and the identities
+#: lose accuracy like eps / sigma^2 (sigma the distance), as any rank-deciding computation does
+RANK_GAP = 1e-3
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.floats(0.1, 10), J=st.floats(0.01, 5), rho=st.floats(0.1, 3), gamma=st.floats(-np.pi, np.pi))
+def test_physical_pendulum_matches_eq_26(m, J, rho, gamma):
+    """Paper 001 eq. 26: cos^2 alpha_x = m rho^2 sin^2 g / (m rho^2 + J), cos^2 alpha_y the same
+    with cos^2 g, cos^2 alpha_gamma = J / (m rho^2 + J); cos^2 beta_i = 1 - cos^2 alpha_i."""
+    model = physical_pendulum(mass=m, inertia=J, rho=rho, angle=gamma)
+    crit = criterion_at(model, model.q0)
+    share = m * rho ** 2 / (m * rho ** 2 + J)
+    expected = np.array([share * np.sin(gamma) ** 2, share * np.cos(gamma) ** 2, J / (m * rho ** 2 + J)])
+    np.testing.assert_allclose(crit.cos2_alpha, expected, atol=EPS)
+    np.testing.assert_allclose(crit.cos2_beta, 1 - expected, atol=EPS)
+
+
+@pytest.mark.parametrize("gamma", ANGLES)
+def test_mathematical_pendulum_sect_3(gamma):
+    """Sect. 3, Fig. 1: q = [x, y], cos^2 alpha_x = sin^2 gamma, cos^2 alpha_y = cos^2 gamma; the
+    best choice is y for |cos gamma| > |sin gamma| and x otherwise."""
+    model = pendulum(length=1.7, angle=gamma)
+    crit = criterion_at(model, model.q0)
+    np.testing.assert_allclose(crit.cos2_alpha, [np.sin(gamma) ** 2, np.cos(gamma) ** 2], atol=EPS)
+    if abs(abs(np.cos(gamma)) - abs(np.sin(gamma))) > 1e-9:
+        assert crit.best() == ((1,) if abs(np.cos(gamma)) > abs(np.sin(gamma)) else (0,))
+
+
+def _random_state(model, data):
+    """A random consistent configuration near the model's initial one (Newton from a perturbation)."""
+    q0 = consistent_state(model)[0]
+    scale = 0.2 * max(1.0, model.length_scale)
+    dq = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=model.n, max_size=model.n)))
+    try:
+        return solve_positions(model, q0 + scale * dq, 0.0, hold=model.hold)
+    except MultibodyError:
+        assume(False)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_cosines_add_to_one_on_every_model(name, data):
+    """cos^2 alpha_i + cos^2 beta_i = 1 (M^-1 = T_cd^T M_cd^-1 T_cd, eqs 11, 15, 23), each in [0, 1],
+    for every coordinate of random consistent states of every built-in model (with a clear rank, see
+    RANK_GAP); and cos^2 alpha does not
+    depend on the admissible partition D is built from (paper 001 after eq. 26)."""
+    model = MODELS[name].factory()
+    q = _random_state(model, data)
+    C = Workspace(model).constraints(0.0, q, np.zeros(model.n))[1]
+    R = pivoted_qr(C).R_diag
+    rel = R / R[0] if R.size and R[0] > 0 else R
+    assume(np.all((rel > RANK_GAP) | (rel < 1e-12)))   # a clear rank: away from singular configurations
+    M = model.mass(q)
+    crit = criterion(M, C)
+    np.testing.assert_allclose(crit.cos2_alpha + crit.cos2_beta, 1.0, atol=1e-9)
+    assert np.all(crit.cos2_alpha > -1e-9) and np.all(crit.cos2_beta > -1e-9)
+    other = crit.best_partition()
+    if other.independent != crit.partition.independent and crit.quality(other.independent) > 1e-6:
+        np.testing.assert_allclose(criterion(M, C, other).cos2_alpha, crit.cos2_alpha, atol=1e-9)
+
+
+@pytest.mark.parametrize("alpha1", np.linspace(0, 2 * np.pi, 25))
+def test_four_bar_closing_conditions_eqs_40_to_43(alpha1):
+    """Eqs 40-41 close the loop (Phi = 0) and D for q_I = [alpha1] is [1, dalpha2/dalpha1,
+    dalpha3/dalpha1] of eq. 42 (eq. 43)."""
+    model = four_bar_relative()
+    q = four_bar_angles(alpha1)
+    ws = Workspace(model)
+    Phi, C, _, _ = ws.constraints(0.0, q, np.zeros(3))
+    np.testing.assert_allclose(Phi, 0.0, atol=EPS)
+    D, _ = tangent_matrix(C, Partition.from_independent(3, [0], [0, 1]))
+    L = np.array([FOUR_BAR_RELATIVE[k] for k in ("l1", "l2", "l3")])
+    np.testing.assert_allclose(D[0], [1.0, *four_bar_rates(q, L, FOUR_BAR_RELATIVE["l0"])], atol=1e-10)
+
+
+def test_four_bar_criterion_predicts_singular_choice():
+    """alpha3 is a singular choice (cos^2 alpha_3 = 0) exactly where C_D = C[:, (alpha1, alpha2)] is
+    singular: at alpha1 = pi/2 and 3 pi/2 (O2 on the line O1 O4, eq. 42 has cos(alpha1) = 0); alpha1
+    and alpha2 are admissible everywhere (paper 001 Sect. 6, Fig. 3); the geometry-only criterion
+    has the same singular points (they are kinematic)."""
+    model = four_bar_relative()
+    ws = Workspace(model)
+    for a1 in (np.pi / 2, 3 * np.pi / 2):
+        q = four_bar_angles(a1)
+        C = ws.constraints(0.0, q, np.zeros(3))[1]
+        assert abs(np.linalg.det(C[:, :2])) < EPS
+        assert criterion_at(model, q).cos2_alpha[2] < EPS
+        assert geometric_criterion(C).cos2_alpha[2] < EPS
+    sweep = np.linspace(0, 2 * np.pi, 181)
+    values = np.array([criterion_at(model, four_bar_angles(a)).cos2_alpha for a in sweep])
+    dets = np.array([[np.linalg.det(ws.constraints(0.0, four_bar_angles(a), np.zeros(3))[1][:, cols])
+                      for cols in ([1, 2], [0, 2], [0, 1])] for a in sweep])
+    assert np.all((values > 1e-6) == (np.abs(dets) > 1e-9))
+    assert values[:, :2].min() > 0 and np.all(values[:, 2] <= values[:, :2].max(axis=1))
+
+
+def test_mass_and_geometry_choices_differ_on_the_four_bar():
+    """The projective criterion includes the inertia, the SVD-type choice does not (paper 001
+    Sect. 6): they disagree somewhere along a turn, and the geometric values ignore the masses."""
+    model = four_bar_relative()
+    sweep = np.linspace(0, 2 * np.pi, 91)
+    mass = [criterion_at(model, four_bar_angles(a)).best() for a in sweep]
+    geo = [criterion_at(model, four_bar_angles(a), metric="geometry").best() for a in sweep]
+    assert mass != geo
+
+
+def test_four_bar_run_switches_between_alpha1_and_alpha2_and_agrees_with_lagrange():
+    """Over three turns of the crank the run switches only between alpha1 and alpha2 (paper 001
+    Sect. 6), never runs on a set worse than the hysteresis allows, and matches the multipliers run."""
+    model = four_bar_relative()
+    policy = SwitchPolicy(ratio=0.7)
+    opts = RunOptions(rtol=1e-9, atol=1e-11)
+    part = simulate(model, t_end=2.2, formulation="partitioning", options=opts,
+                    formulation_options={"switching": policy})
+    lag = simulate(model, t_end=2.2, options=opts)
+    switches = part.summary["coordinate_switches"]
+    turns = int((part.q[-1, 0] - part.q[0, 0]) // (2 * np.pi))
+    assert turns >= 2 and len(switches) >= 2 * turns
+    for s in switches:
+        assert {s["old"][0], s["new"][0]} == {"alpha1", "alpha2"}
+    c2, flags = part["cos2_alpha"], part["independent"].astype(bool)
+    current = c2[flags].reshape(-1)
+    assert np.all(current >= policy.ratio * c2.max(axis=1) - 1e-12)
+    for key in ("final_q", "final_v"):
+        np.testing.assert_allclose(part.summary[key], lag.summary[key], atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["pendulum", "pendulum-redundant", "physical-pendulum", "double-four-bar"])
+def test_partitioning_agrees_with_lagrange(name):
+    """Same model, two formulations, same motion and multipliers (minimum-norm where redundant)."""
+    model = MODELS[name].factory()
+    runs = [simulate(model, t_end=1.0, formulation=f, options=TIGHT) for f in ("partitioning", "lagrange")]
+    np.testing.assert_allclose(runs[0].summary["final_q"], runs[1].summary["final_q"], atol=1e-7)
+    assert runs[0].summary["constraint_violation_max"] < 1e-10
+    lam = [r["multipliers"][-1] for r in runs]
+    np.testing.assert_allclose(lam[0], lam[1], atol=1e-5 * max(1.0, np.abs(lam[1]).max()))
+
+
+def test_driven_slider_crank_has_no_independent_coordinate():
+    """k = 0: every coordinate is dependent and the slider follows the closed form."""
+    res = simulate(slider_crank(), t_end=0.5, formulation="partitioning", options=TIGHT)
+    assert res.summary["independent_initial"] == [] and res.summary["coordinate_switches"] == []
+    phi = np.pi / 3 + 2 * np.pi * res.t
+    np.testing.assert_allclose(res.column("q", "slider.x"), slider_position(phi), atol=1e-9)
+
+
+def test_requested_singular_choice_is_refused():
+    """x is a singular choice for the pendulum at x = l (cos^2 alpha_x = sin^2 0 = 0)."""
+    model = pendulum()
+    form = Partitioning(model, independent=["x"], switching=SwitchPolicy(enabled=False))
+    q, v = consistent_state(model)
+    with pytest.raises(MultibodyError, match="inadmissible"):
+        form.initial_state(0.0, q, v)
+    with pytest.raises(MultibodyError, match="degrees of freedom"):
+        Partitioning(model, independent=["x", "z"]).initial_state(0.0, q, v)
+
+
+def test_pendulum_switches_at_45_degrees_without_chatter():
+    """The pendulum released from the horizontal starts on z (cos^2 alpha_z = 1) and switches to x once
+    cos^2 alpha_z < ratio cos^2 alpha_x, i.e. tan^2 gamma > 1 / ratio, past 45 degrees (hysteresis)."""
+    ratio = 0.7
+    res = simulate(pendulum(), t_end=0.6, formulation="partitioning", options=TIGHT,
+                   formulation_options={"switching": SwitchPolicy(ratio=ratio)})
+    s = res.summary["coordinate_switches"]
+    assert res.summary["independent_initial"] == ["z"] and s[0]["new"] == ["x"]
+    k = int(np.searchsorted(res.t, s[0]["t"]))
+    x, z = res.q[k]
+    assert (z / x) ** 2 >= 1 / ratio and (res.q[k - 1, 1] / res.q[k - 1, 0]) ** 2 < 1 / ratio
+
+
+def test_criterion_cli_json_and_plot(tmp_path):
+    runner = CliRunner()
+    out = runner.invoke(main, ["criterion", "physical-pendulum", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    names = [c["name"] for c in data["coordinates"]]
+    assert names == ["G.x", "G.y", "G.theta"]
+    m, J, rho = 1.0, 0.1, 0.5          # physical_pendulum defaults, released at gamma = 0
+    np.testing.assert_allclose([c["cos2_alpha"] for c in data["coordinates"]],
+                               [0.0, m * rho ** 2 / (m * rho ** 2 + J), J / (m * rho ** 2 + J)], atol=EPS)
+    assert data["independent"] == ["G.y"]
+    out = runner.invoke(main, ["criterion", "four-bar-relative", "--sweep", "alpha1", "0", str(2 * np.pi), "9",
+                               "--plot", str(tmp_path), "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert len(data["independent"]) == 9 and len(data["coordinates"][2]["cos2_alpha"]) == 9
+    assert data["coordinates"][2]["cos2_alpha"][2] < EPS          # alpha1 = pi/2: alpha3 singular
+    assert (tmp_path / "four-bar-relative-criterion-alpha1.png").stat().st_size > 0
+    bad = runner.invoke(main, ["criterion", "four-bar-relative", "--sweep", "beta", "0", "1", "3"])
+    assert bad.exit_code == 2 and "no coordinate 'beta'" in bad.output
+
+
+def test_run_json_lists_switches(tmp_path):
+    out = CliRunner().invoke(main, ["run", "pendulum", "--formulation", "partitioning", "--t-end", "1",
+                                    "--out", str(tmp_path / "p.h5"), "--json"])
+    assert out.exit_code == 0, out.output
+    switches = json.loads(out.output)["coordinate_switches"]
+    assert switches and all(set(s) == {"t", "old", "new"} for s in switches)

@@ -1,0 +1,133 @@
+"""Sweeps on a real local Dask cluster (2 worker processes): gathered results equal serial runs, a failed
+scenario keeps its row and the others, locking times as parameters, the command line end to end."""
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from multibody import RunOptions, simulate
+from multibody.cli import main
+from multibody.errors import MultibodyError
+from multibody.events import lock_at
+from multibody.models import MODELS
+from multibody.models.four_bars import crank_angle_exact
+from multibody.sweep import grid, parse_param, resolve_model, sweep
+from multibody.sweep_table import SweepTable
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """One small local cluster shared by the API tests (started once: ~3 s)."""
+    import logging
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_gathered_results_equal_serial_runs(scheduler, tmp_path):
+    scenarios = grid({"omega0": [-1.0, -2.0], "t_end": [0.3, 0.5], "rtol": [1e-8]})
+    table = sweep("double-four-bar", scenarios, scheduler=scheduler, batch_size=1)
+    assert [r["scenario"] for r in table.rows] == list(range(4))
+    assert table.meta["workers"] == 2 and not table.failed
+    model_names = MODELS["double-four-bar"].factory().coordinate_names
+    for row, sc in zip(table.rows, scenarios):
+        assert {k: row[k] for k in sc} == sc
+        serial = simulate(MODELS["double-four-bar"].factory(omega0=sc["omega0"]), t_end=sc["t_end"],
+                          options=RunOptions(rtol=sc["rtol"]))
+        np.testing.assert_array_equal(table.final_q(row), serial.summary["final_q"])   # identical, bit for bit
+        assert row["steps"] == serial.summary["steps"]
+        # physics: the cranks follow the exact 1-DOF reduction (tolerance: 1e4 x rtol, a global-error bound)
+        exact = crank_angle_exact(sc["t_end"], omega0=sc["omega0"])[0]
+        assert abs(row["q:bar1.theta"] - exact) < 1e-4
+    assert [c for c in table.columns if c.startswith("q:")] == [f"q:{n}" for n in model_names]
+    back = SweepTable.load(table.save(tmp_path / "s.h5"))
+    assert back.columns == table.columns
+    np.testing.assert_array_equal(back.final_q(back.rows[3]), table.final_q(table.rows[3]))
+
+
+def test_failed_scenario_is_reported_and_others_kept(scheduler):
+    scenarios = grid({"mass": [1.0, -1.0, 2.0], "t_end": [0.4]}) + [{"mass": 1.0, "rtol": -1.0}]
+    table = sweep("pendulum", scenarios, scheduler=scheduler)
+    status = [r["status"] for r in table.rows]
+    assert status == ["ok", "failed", "ok", "failed"]
+    assert "non-finite" in table.rows[1]["error"] and "rtol" in table.rows[3]["error"]
+    ok = [table.final_q(table.rows[i]) for i in (0, 2)]
+    for q in ok:   # on the circle of radius 1 (the constraint, projected every step)
+        assert abs(q @ q - 1.0) < 1e-8
+    # physics: a pendulum's motion does not depend on its mass
+    np.testing.assert_allclose(ok[0], ok[1], rtol=0, atol=1e-10)
+
+
+def test_locking_times_are_parameters(scheduler):
+    scenarios = grid({"lock:q2": [0.2, 0.3], "t_end": [0.5]})
+    table = sweep("three-r-pendulum-locking", scenarios, scheduler=scheduler)
+    assert not table.failed
+    model = MODELS["three-r-pendulum-locking"].factory()
+    for row, sc in zip(table.rows, scenarios):
+        # the model's own q2 lock (0.8 s) is replaced; its q3 lock (1.3 s) lies after t_end
+        serial = simulate(model, t_end=0.5, events=(lock_at(sc["lock:q2"], "q2"), lock_at(1.3, "q3")))
+        np.testing.assert_array_equal(table.final_q(row), serial.summary["final_q"])
+    assert table.rows[0]["q:q2"] != table.rows[1]["q:q2"]
+
+
+@pytest.mark.parametrize("text, parsed", [("omega0=-1,-2", ("omega0", [-1, -2])),
+                                          ("integrator=dop853,dopri5", ("integrator", ["dop853", "dopri5"])),
+                                          ("x=0:1:3", ("x", [0.0, 0.5, 1.0]))])
+def test_parse_param(text, parsed):
+    assert parse_param(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["omega0", "=1", "omega0=", "a=1,,2", "a=x:1:3"])
+def test_parse_param_malformed(text):
+    with pytest.raises(MultibodyError, match="malformed"):
+        parse_param(text)
+
+
+def test_cli_end_to_end(tmp_path):
+    csv_path, h5_path = tmp_path / "p.csv", tmp_path / "p.h5"
+    proc = subprocess.run([sys.executable, "-c", "from multibody.cli import main; main()", "sweep", "pendulum", "--param", "mass=1,-1",
+                           "--param", "angle=0,-0.5", "--t-end", "0.2", "--workers", "2", "--out", str(csv_path),
+                           "--out", str(h5_path), "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["scenarios"], out["ok"], out["failed"], out["workers"]) == (4, 2, 2, 2)
+    rows = list(csv.DictReader(csv_path.open()))
+    assert [r["status"] for r in rows] == ["ok", "ok", "failed", "failed"]
+    assert [float(r["angle"]) for r in rows] == [0, -0.5, 0, -0.5]
+    assert len(SweepTable.load(h5_path)) == 4
+
+
+@pytest.mark.parametrize("args, message", [
+    (["sweep", "double-four-bar", "--param", "length=1,2"], "has no parameter 'length'"),
+    (["sweep", "double-four-bar", "--param", "omega0"], "malformed --param"),
+    (["sweep", "pendulum", "--param", "q0:y=1"], "has no coordinate 'y'"),
+    (["sweep", "no-such-model"], "unknown model"),
+    (["sweep", "pendulum", "--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler"),
+])
+def test_cli_bad_input(args, message, tmp_path, monkeypatch):
+    monkeypatch.setattr("multibody.sweep.CONNECT_TIMEOUT_S", 1)
+    res = CliRunner().invoke(main, args + ["--out", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+
+
+def test_table_save_rejects_unknown_suffix(tmp_path):
+    table = SweepTable.from_rows([{"scenario": 0, "status": "ok"}])
+    with pytest.raises(MultibodyError, match=".csv, .h5"):
+        table.save(tmp_path / "x.txt")
+
+
+def test_resolve_model_file_with_parameters(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from multibody.models.pendulums import pendulum\n"
+                    "def build(*, length=1.0):\n    return pendulum(length=length)\n")
+    spec = resolve_model(str(path))
+    assert spec.factory(length=2.0).q0[0] == 2.0
