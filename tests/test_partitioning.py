@@ -131,12 +131,18 @@ def test_four_bar_criterion_predicts_singular_choice():
 
 def test_mass_and_geometry_choices_differ_on_the_four_bar():
     """The projective criterion includes the inertia, the SVD-type choice does not (paper 001
-    Sect. 6): they disagree somewhere along a turn, and the geometric values ignore the masses."""
+    Sect. 6): they disagree somewhere along a turn; other link masses leave the geometric values
+    unchanged and change the projective ones."""
     model = four_bar_relative()
     sweep = np.linspace(0, 2 * np.pi, 91)
     mass = [criterion_at(model, four_bar_angles(a)).best() for a in sweep]
     geo = [criterion_at(model, four_bar_angles(a), metric="geometry").best() for a in sweep]
     assert mass != geo
+    light = four_bar_relative(masses=(1.0, 0.2, 5.0))      # the coupler light, the rocker heavy
+    q = four_bar_angles(1.0)
+    np.testing.assert_allclose(criterion_at(light, q, metric="geometry").cos2_alpha,
+                               criterion_at(model, q, metric="geometry").cos2_alpha, atol=EPS)
+    assert not np.allclose(criterion_at(light, q).cos2_alpha, criterion_at(model, q).cos2_alpha, atol=1e-3)
 
 
 def test_four_bar_run_switches_between_alpha1_and_alpha2_and_agrees_with_lagrange():

@@ -28,7 +28,8 @@ def trajectories(result: Result, path: Path) -> Path:
     """Coordinates and velocities over time, one line per coordinate (angles and lengths apart)."""
     plt = _pyplot()
     names = result.coordinate_names
-    angle = np.array([n.endswith("theta") or n.startswith("q") for n in names])
+    # lengths are the coordinates named x, y, z (or body.x, ...); everything else is drawn as an angle
+    angle = np.array([n.rpartition(".")[2] not in ("x", "y", "z") for n in names])
     groups = [("positions [m]", ~angle), ("angles [rad]", angle)]
     groups = [(lab, mask) for lab, mask in groups if mask.any()]
     fig, axes = plt.subplots(2, len(groups), figsize=(6 * len(groups), 6.5), squeeze=False, sharex=True)

@@ -21,20 +21,24 @@ SERIES_SWITCH = 1e-6
 def skew(a: np.ndarray) -> np.ndarray:
     """The skew-symmetric matrix of eq. (28): a (..., 3) -> (..., 3, 3)."""
     a = np.asarray(a)
-    z = np.zeros_like(a[..., 0])
-    return np.stack([np.stack([z, -a[..., 2], a[..., 1]], -1),
-                     np.stack([a[..., 2], z, -a[..., 0]], -1),
-                     np.stack([-a[..., 1], a[..., 0], z], -1)], -2)
+    out = np.zeros(a.shape + (3,), dtype=a.dtype)
+    out[..., 0, 1], out[..., 0, 2] = -a[..., 2], a[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = a[..., 2], -a[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -a[..., 1], a[..., 0]
+    return out
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b for (..., 3) arrays; complex-safe (np.cross is too, this avoids its axis handling)."""
-    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], -1)
+    """a x b for (..., 3) arrays; complex-safe (no conjugation)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    out = np.empty(a.shape, dtype=np.result_type(a, b))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
 
 
-def _rodrigues_coefficients(s):
+def rodrigues_coefficients(s):
     """c1 = sin(x)/x and c2 = 1/2 (sin(x/2)/(x/2))^2 with x^2 = s (eq. 43), analytic in s."""
     s = np.asarray(s)
     small = np.real(s) < SERIES_SWITCH
@@ -52,7 +56,7 @@ def expm_so3(theta: np.ndarray) -> np.ndarray:
     R = I + sin|t|/|t| t^ + 1/2 (sin(|t|/2)/(|t|/2))^2 (t^)^2, with |t|^2 = t.t (no conjugation)."""
     theta = np.asarray(theta)
     s = np.einsum("...i,...i->...", theta, theta)
-    c1, c2 = _rodrigues_coefficients(s)
+    c1, c2 = rodrigues_coefficients(s)
     W = skew(theta)
     eye = np.broadcast_to(np.eye(3), W.shape)
     return eye + c1[..., None, None] * W + c2[..., None, None] * (W @ W)

@@ -57,6 +57,16 @@ from .singular import SingularTracker
 
 BASES = ("continuation", "recompute")
 
+#: Width of the smooth pseudo-inverse (tangent.SmoothPinv), mu = rel * sigma_1. Near a singular
+#: configuration at distance sigma the 0/0 solves A^+ gamma and A^+ A' T carry the round-off
+#: eps |gamma| / sigma; with the regularisation it is capped at eps / (2 rel) ~ 1e-9 relative, below
+#: the tightest tolerances used (rtol 1e-10), so the adaptive steps do not collapse there. With
+#: rel = 1e-10 (lagrange's value) the noise reaches 1e-8 within 1e-8 of the singular configuration
+#: and the triple four-bar's steps collapsed at rtol 1e-9 (measured). Price: a constrained component
+#: with singular value s carries the relative error (rel sigma_1 / s)^2 (1e-8 at s = 1e-3 sigma_1),
+#: which the projection after each step removes from the positions.
+NULLSPACE_REGULARIZATION = Regularization(rel=1e-7)
+
 
 class NullSpace(Formulation):
     """``--formulation nullspace``: Maggi-Kane equations in a QR tangent basis (module docstring)."""
@@ -64,7 +74,7 @@ class NullSpace(Formulation):
     name = "nullspace"
 
     def __init__(self, model, *, basis: str = "continuation", rank_tol: RankTolerance = RankTolerance(),
-                 regularization: Regularization = Regularization(),
+                 regularization: Regularization = NULLSPACE_REGULARIZATION,
                  projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10),
                  singular_screen: float = 0.2, recompute_guard: float = 1e-5):
         super().__init__(model)

@@ -118,38 +118,40 @@ class EnergyMomentumStepper:
         self.free = np.setdiff1d(np.arange(self.tree.d), self.dep)
 
     def _closure_values(self, q):
-        """Phi_c (k,) at q and G_c (k, n) at q, real or complex (closure rows only)."""
-        qe = np.append(q, 0.0)
+        """Phi_c (..., k) and G_c (..., k, n) at q (..., n), real or complex (closure rows only)."""
+        qe = np.concatenate([q, np.zeros(q.shape[:-1] + (1,), dtype=q.dtype)], axis=-1)
         phi, jac = [], []
         offset = 0
         for g in self.model.constraints:
             sel = self.closure_rows[(self.closure_rows >= offset) & (self.closure_rows < offset + g.rows)] - offset
             if len(sel):
-                phi.append(g.values(qe)[0][sel])
-                jac.append(g.dense_jacobian(qe)[sel])
+                phi.append(g.values(qe)[0][..., sel])
+                jac.append(g.dense_jacobian(qe)[..., sel, :])
             offset += g.rows
-        return np.concatenate(phi), np.concatenate(jac)
+        return np.concatenate(phi, axis=-1), np.concatenate(jac, axis=-2)
 
     # ------------------------------------------------------------------ residuals
     def _momentum_residual(self, vn, dq):
-        """R_q without the multiplier term, from the increment dq = q_{n+1} - q_n (no cancellation)."""
-        return 2 / self.dt * (self.M @ dq) - 2 * (self.M @ vn) + self.dt * self.gradV
+        """R_q (..., n) without the multiplier term, from the increment dq = q_{n+1} - q_n (no
+        cancellation against large coordinates)."""
+        return 2 / self.dt * (dq @ self.M) - 2 * (self.M @ vn) + self.dt * self.gradV
 
     def _reduced_residual(self, qn, vn, mu):
+        """Reduced residual (..., d) and dq (..., n) for mu (..., d) (batched for the Jacobian)."""
         dq = reparametrize(self.tree, qn, mu)
         qm = qn + 0.5 * dq
-        Text = twist_matrix(self.tree, qm)
-        P = internal_null_space(self.tree, qm, Text)                      # eq. (68)
+        P = internal_null_space(self.tree, qm, twist_matrix(self.tree, qm))           # eq. (68)
         r = self._momentum_residual(vn, dq)
         if len(self.closure_rows) == 0:
-            return P.T @ r, dq
+            return np.einsum("...nd,...n->...d", P, r), dq
         _, Gm = self._closure_values(qm)
         B = Gm @ P
-        Poc = np.zeros((self.tree.d, len(self.free)), dtype=B.dtype)
-        Poc[self.free] = np.eye(len(self.free))
-        Poc[self.dep] = -np.linalg.solve(B[:, self.dep], B[:, self.free])
+        Poc = np.zeros(B.shape[:-2] + (self.tree.d, len(self.free)), dtype=B.dtype)
+        Poc[..., self.free, :] = np.eye(len(self.free))
+        Poc[..., self.dep, :] = -np.linalg.solve(B[..., :, self.dep], B[..., :, self.free])
         phi1, _ = self._closure_values(qn + dq)
-        return np.concatenate([(P @ Poc).T @ r, self.closure_scale * phi1]), dq
+        return np.concatenate([np.einsum("...nd,...n->...d", P @ Poc, r), self.closure_scale * phi1],
+                              axis=-1), dq
 
     def _scale(self, vn):
         return max(np.max(np.abs(2 * self.M @ vn)), self.dt * np.max(np.abs(self.gradV)), np.finfo(float).tiny)
@@ -182,11 +184,7 @@ class EnergyMomentumStepper:
                 return dq
             if it == self.tol.max_iterations:
                 break
-            J = np.empty((d, d))
-            for k in range(d):
-                e = np.zeros(d, complex)
-                e[k] = 1j * h
-                J[:, k] = self._reduced_residual(qn, vn, mu + e)[0].imag / h
+            J = self._reduced_residual(qn, vn, mu + 1j * h * np.eye(d))[0].imag.T / h   # complex step
             if self.want_cond:
                 self.condition = float(np.linalg.cond(J))
             mu = mu - np.linalg.solve(J, r.real)

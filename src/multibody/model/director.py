@@ -45,10 +45,11 @@ class QuadraticConstraints(ConstraintGroup):
     c: np.ndarray = field(kw_only=True)
 
     def values(self, qe: np.ndarray):
-        """phi (r,), jac (r, w) at the extended coordinates qe (n + 1,) (real or complex)."""
-        x = qe[self.cols]
-        Hx = np.einsum("rij,rj->ri", self.H, x)
-        return 0.5 * np.einsum("ri,ri->r", x, Hx) + np.einsum("ri,ri->r", self.g, x) + self.c, Hx + self.g
+        """phi (..., r), jac (..., r, w) at the extended coordinates qe (..., n + 1), real or complex."""
+        x = qe[..., self.cols]
+        Hx = np.einsum("rij,...rj->...ri", self.H, x)
+        phi = 0.5 * np.einsum("...ri,...ri->...r", x, Hx) + np.einsum("ri,...ri->...r", self.g, x) + self.c
+        return phi, Hx + self.g
 
     def _evaluate(self, qe, ve):
         phi, jac = self.values(qe)
@@ -56,11 +57,12 @@ class QuadraticConstraints(ConstraintGroup):
         return phi, jac, -np.einsum("ri,rij,rj->r", v, self.H, v)
 
     def dense_jacobian(self, qe: np.ndarray) -> np.ndarray:
-        """Phi_q (r, n) at qe (n + 1,), real or complex (column n, the ground, dropped)."""
+        """Phi_q (..., r, n) at qe (..., n + 1), real or complex (column n, the ground, dropped; the
+        columns of a row are distinct apart from the ground's, so assignment is exact)."""
         _, jac = self.values(qe)
-        out = np.zeros((self.rows, len(qe)), dtype=jac.dtype)
-        np.add.at(out, (np.arange(self.rows)[:, None], self.cols), jac)
-        return out[:, :-1]
+        out = np.zeros(jac.shape[:-2] + (self.rows, qe.shape[-1]), dtype=jac.dtype)
+        out[..., np.arange(self.rows)[:, None], self.cols] = jac
+        return out[..., :-1]
 
     def hessian_sum(self, lam: np.ndarray, n: int) -> np.ndarray:
         """sum_k lam_k Phi_k,qq (n, n): the geometric stiffness of the constraint forces."""

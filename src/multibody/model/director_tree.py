@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError
-from ..spatial import axis_rotation, cross, expm_so3, skew
+from ..spatial import cross, rodrigues_coefficients, skew
 from .director import PAIR_DOF, LowerPairs, SpatialBodies
 
 
@@ -114,120 +114,119 @@ def build_tree(model) -> Tree:
 
 
 def _geometry(tree: Tree, q):
-    phi, D = tree.bodies.frames(q)
-    phi = np.concatenate([phi, np.zeros((1, 3), dtype=phi.dtype)])
-    D = np.concatenate([D, np.eye(3, dtype=D.dtype)[None]])
+    """phi (..., b + 1, 3) and D (..., b + 1, 3, 3) (D[..., :, I] = d_I) of q (..., n); the last
+    entry is the ground (origin, identity frame), index -1 of the joints."""
+    x = q[..., tree.bodies.body_cols]
+    phi = x[..., :3]
+    D = np.swapaxes(x[..., 3:].reshape(x.shape[:-1] + (3, 3)), -1, -2)
+    batch = q.shape[:-1]
+    phi = np.concatenate([phi, np.zeros(batch + (1, 3), dtype=q.dtype)], axis=-2)
+    D = np.concatenate([D, np.broadcast_to(np.eye(3, dtype=q.dtype), batch + (1, 3, 3))], axis=-3)
     return phi, D
 
 
 def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
-    """P_ext (6 b, d): the body twists t = (v_phi, omega) as linear functions of the generalized
-    velocities, evaluated at qa (eqs 59, 69, 184); see the module docstring for the recursion."""
+    """P_ext (..., 6 b, d): the body twists t = (v_phi, omega) as linear functions of the generalized
+    velocities, evaluated at qa (..., n) (eqs 59, 69, 184); see the module docstring."""
     phi, D = _geometry(tree, qa)
-    nb = len(tree.bodies.names)
-    T = np.zeros((nb + 1, 6, tree.d), dtype=qa.dtype)       # row nb: the ground (zero twist)
+    nb, batch = len(tree.bodies.names), qa.shape[:-1]
+    T = np.zeros(batch + (nb + 1, 6, tree.d), dtype=qa.dtype)     # entry nb: the ground (zero twist)
     for b, s in tree.roots:
-        T[b, :, s:s + 6] = np.eye(6)
-    for j in tree.joints:
+        T[..., b, :, s:s + 6] = np.eye(6)
+    for j in tree.joints:                # sequential along the tree: a child needs its parent's twist
         p, c, s = j.parent, j.child, j.start
-        rp, rc = D[p] @ j.X1, D[c] @ j.X2
-        n = D[p] @ j.n
-        vp, wp = T[p, :3], T[p, 3:]
+        rp, rc, n = D[..., p, :, :] @ j.X1, D[..., c, :, :] @ j.X2, D[..., p, :, :] @ j.n
+        vp, wp = T[..., p, :3, :], T[..., p, 3:, :]
         if j.kind == "S":
-            T[c, :3] = vp - skew(rp) @ wp
-            T[c, :3, s:s + 3] += skew(rc)
-            T[c, 3:, s:s + 3] = np.eye(3)
+            T[..., c, :3, :] = vp - skew(rp) @ wp
+            T[..., c, :3, s:s + 3] += skew(rc)
+            T[..., c, 3:, s:s + 3] = np.eye(3)
             continue
-        arm = rp - rc if j.kind == "R" else phi[c] - phi[p]
-        T[c, :3] = vp - skew(arm) @ wp
-        T[c, 3:] = wp
-        m1, m2 = D[p] @ j.m1, D[p] @ j.m2
-        cols = {"R": [(cross(rc, n), n)], "C": [(cross(m1, m2), 0 * n), (cross(rc, n), n)],
-                "P": [(cross(m1, m2), 0 * n)],
-                "E": [(cross(m2, n), 0 * n), (cross(n, m1), 0 * n), (cross(rc, n), n)]}[j.kind]
+        arm = rp - rc if j.kind == "R" else phi[..., c, :] - phi[..., p, :]
+        T[..., c, :3, :] = vp - skew(arm) @ wp
+        T[..., c, 3:, :] = wp
+        m1, m2 = D[..., p, :, :] @ j.m1, D[..., p, :, :] @ j.m2
+        zero = 0 * n
+        cols = {"R": [(cross(rc, n), n)], "C": [(cross(m1, m2), zero), (cross(rc, n), n)],
+                "P": [(cross(m1, m2), zero)],
+                "E": [(cross(m2, n), zero), (cross(n, m1), zero), (cross(rc, n), n)]}[j.kind]
         for k, (tv, tw) in enumerate(cols):
-            T[c, :3, s + k] += tv
-            T[c, 3:, s + k] += tw
-    return T[:nb].reshape(6 * nb, tree.d)
+            T[..., c, :3, s + k] += tv
+            T[..., c, 3:, s + k] += tw
+    return T[..., :nb, :, :].reshape(batch + (6 * nb, tree.d))
 
 
 def internal_null_space(tree: Tree, qa: np.ndarray, Text: np.ndarray) -> np.ndarray:
-    """P_int(qa) @ Text (n, k): velocities v_phi = v, v_I = omega x d_I (eqs 29, 54, 186)."""
-    nb = len(tree.bodies.names)
-    _, D = tree.bodies.frames(qa)
-    T = Text.reshape(nb, 6, -1)
-    out = np.empty((nb, 12, T.shape[2]), dtype=np.result_type(qa, Text))
-    out[:, :3] = T[:, :3]
+    """P_int(qa) @ Text (..., n, k): velocities v_phi = v, v_I = omega x d_I (eqs 29, 54, 186)."""
+    nb, batch = len(tree.bodies.names), qa.shape[:-1]
+    _, D = _geometry(tree, qa)
+    T = Text.reshape(batch + (nb, 6, Text.shape[-1]))
+    out = np.empty(batch + (nb, 12, T.shape[-1]), dtype=np.result_type(qa, Text))
+    out[..., :3, :] = T[..., :3, :]
     for I in range(3):
-        out[:, 3 + 3 * I: 6 + 3 * I] = -skew(D[:, :, I]) @ T[:, 3:]
-    full = np.zeros((len(qa), T.shape[2]), dtype=out.dtype)
-    full[tree.bodies.body_cols.ravel()] = out.reshape(12 * nb, -1)
+        out[..., 3 + 3 * I: 6 + 3 * I, :] = -skew(D[..., :nb, :, I]) @ T[..., 3:, :]
+    full = np.zeros(batch + (qa.shape[-1], T.shape[-1]), dtype=out.dtype)
+    full[..., tree.bodies.body_cols.ravel(), :] = out.reshape(batch + (12 * nb, T.shape[-1]))
     return full
 
 
 def null_space_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
-    """P(qa) = P_int(qa) P_ext(qa) (n, d), eqs 60, 68, 185 (discrete when qa = q_{n+1/2})."""
+    """P(qa) = P_int(qa) P_ext(qa) (..., n, d), eqs 60, 68, 185 (discrete when qa = q_{n+1/2})."""
     return internal_null_space(tree, qa, twist_matrix(tree, qa))
 
 
 def _expm_minus_identity(theta):
-    """exp(theta^) - I without cancellation (Rodrigues, eq. 43)."""
-    R = expm_so3(theta)
+    """exp(theta^) - I = c1 theta^ + c2 (theta^)^2 (Rodrigues, eq. 43) without cancellation."""
     W = skew(theta)
-    s = theta @ theta
-    return R - np.eye(3) if np.real(s) > 1.0 else _rodrigues_increment(W, s)
-
-
-def _rodrigues_increment(W, s):
-    from ..spatial import _rodrigues_coefficients
-
-    c1, c2 = _rodrigues_coefficients(s)
-    return c1 * W + c2 * (W @ W)
+    c1, c2 = rodrigues_coefficients(np.einsum("...i,...i->...", theta, theta))
+    return c1[..., None, None] * W + c2[..., None, None] * (W @ W)
 
 
 def _axis_minus_identity(angle, n):
-    """exp(angle n^) - I = sin(a) n^ + 2 sin^2(a/2) (n^)^2 (no cancellation)."""
+    """exp(angle n^) - I = sin(a) n^ + 2 sin^2(a/2) (n^)^2 for a unit axis n (no cancellation)."""
     W = skew(n)
-    return np.sin(angle) * W + 2 * np.sin(angle / 2) ** 2 * (W @ W)
+    return np.sin(angle)[..., None, None] * W + (2 * np.sin(angle / 2) ** 2)[..., None, None] * (W @ W)
 
 
 def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """The increment q_{n+1} - q_n = F_{q_n}(mu) - q_n (eqs 44, 95, 118, 126, 136, 154, 188-189),
-    computed without cancellation: with X = R - I carried per body, roots move by (u, exp(theta)),
-    each child rotates by its parent's increment times exp(theta n_n^) (product of exponentials),
-    and its centre of mass follows from the joint:
+    """The increment q_{n+1} - q_n = F_{q_n}(mu) - q_n (..., n) for mu (..., d) (eqs 44, 95, 118, 126,
+    136, 154, 188-189), without cancellation: with X = R - I carried per body, roots move by
+    (u, exp(theta)), each child rotates by its parent's increment times exp(theta n_n^) (product of
+    exponentials) and its centre of mass follows from the joint:
     dphi_c = dphi_p + X_p (rho_p + gap) - X_c rho_c + (relative translation along n' or m1', m2'),
-    gap = p_c - p_p at t_n."""
+    with gap = p_c - p_p at t_n."""
     phi, D = _geometry(tree, qn)
-    nb = len(tree.bodies.names)
+    nb, batch = len(tree.bodies.names), mu.shape[:-1]
     dtype = np.result_type(qn, mu)
-    X = np.zeros((nb + 1, 3, 3), dtype=dtype)                  # R - I; the ground row stays 0
-    dphi = np.zeros((nb + 1, 3), dtype=dtype)
+    X = np.zeros(batch + (nb + 1, 3, 3), dtype=dtype)          # R - I; the ground entry stays 0
+    dphi = np.zeros(batch + (nb + 1, 3), dtype=dtype)
     for b, s in tree.roots:
-        X[b] = _expm_minus_identity(mu[s + 3:s + 6])
-        dphi[b] = mu[s:s + 3]
-    for j in tree.joints:
+        X[..., b, :, :] = _expm_minus_identity(mu[..., s + 3:s + 6])
+        dphi[..., b, :] = mu[..., s:s + 3]
+    for j in tree.joints:                # sequential along the tree (product of exponentials, eq. 188)
         p, c, s = j.parent, j.child, j.start
         nn = D[p] @ j.n
+        Xp = X[..., p, :, :]
         if j.kind == "S":
-            X[c] = _expm_minus_identity(mu[s:s + 3])
+            X[..., c, :, :] = _expm_minus_identity(mu[..., s:s + 3])
         elif j.kind == "P":
-            X[c] = X[p]
+            X[..., c, :, :] = Xp
         else:
-            E = _axis_minus_identity(mu[s + PAIR_DOF[j.kind] - 1], nn)
-            X[c] = X[p] @ E + X[p] + E                           # R_p (E + I) - I
+            E = _axis_minus_identity(mu[..., s + PAIR_DOF[j.kind] - 1], nn)
+            X[..., c, :, :] = Xp @ E + Xp + E                    # R_p (E + I) - I
         rp, rc = D[p] @ j.X1, D[c] @ j.X2
         gap = (phi[c] + rc) - (phi[p] + rp)
-        Rp = X[p] + np.eye(3)
-        dphi[c] = dphi[p] + X[p] @ (rp + gap) - X[c] @ rc
+        Rp = Xp + np.eye(3)
+        d = dphi[..., p, :] + Xp @ (rp + gap) - X[..., c, :, :] @ rc
         if j.kind in ("C", "P"):
-            dphi[c] = dphi[c] + mu[s] * (Rp @ nn)
+            d = d + mu[..., s, None] * (Rp @ nn)
         elif j.kind == "E":
-            dphi[c] = dphi[c] + mu[s] * (Rp @ (D[p] @ j.m1)) + mu[s + 1] * (Rp @ (D[p] @ j.m2))
-    dq = np.zeros(len(qn), dtype=dtype)
-    dD = X[:nb] @ D[:nb]
-    x = np.concatenate([dphi[:nb], dD.transpose(0, 2, 1).reshape(nb, 9)], axis=1)
-    dq[tree.bodies.body_cols.ravel()] = x.ravel()
+            d = d + mu[..., s, None] * (Rp @ (D[p] @ j.m1)) + mu[..., s + 1, None] * (Rp @ (D[p] @ j.m2))
+        dphi[..., c, :] = d
+    dq = np.zeros(batch + qn.shape, dtype=dtype)
+    dD = X[..., :nb, :, :] @ D[:nb]
+    x = np.concatenate([dphi[..., :nb, :], np.swapaxes(dD, -1, -2).reshape(batch + (nb, 9))], axis=-1)
+    dq[..., tree.bodies.body_cols.ravel()] = x.reshape(batch + (12 * nb,))
     return dq
 
 

@@ -74,7 +74,8 @@ def _closure(L, target):
                 jacobian=jac, phi_t=lambda q, t: np.zeros(2), gamma=gamma)
 
 
-def four_bar_relative(*, alpha1: float = 0.0, omega1: float = 6.0, gravity: float = G, branch: int = 1):
+def four_bar_relative(*, alpha1: float = 0.0, omega1: float = 6.0, gravity: float = G, branch: int = 1,
+                      masses=None):
     """Four-bar linkage of paper 001 Sect. 6 (Figs 2, 3) in relative coordinates alpha1..alpha3.
 
     A planar chain O1-O2-O3-O4 (crank l1, coupler l2, rocker l3; uniform bars, masses 1, 5, 0.2 kg:
@@ -87,10 +88,10 @@ def four_bar_relative(*, alpha1: float = 0.0, omega1: float = 6.0, gravity: floa
     where O2 lies on the line O1 O4: alpha1 = pi/2 and 3 pi/2, as in the paper's eq. 42. With this
     placement eq. 40 holds verbatim; the distribution matrix of eq. 44 is ours with x and y
     exchanged (:func:`four_bar_distribution`). Starts at ``alpha1`` turning at ``omega1`` rad/s,
-    enough for full turns under gravity ``gravity`` along -y."""
+    enough for full turns under gravity ``gravity`` along -y; ``masses`` overrides the link masses."""
     d = FOUR_BAR_RELATIVE
     L = np.array([d["l1"], d["l2"], d["l3"]])
-    m = np.array(d["masses"])
+    m = np.array(d["masses"] if masses is None else masses, dtype=float)
     q0 = four_bar_angles(alpha1, l0=d["l0"], l1=L[0], l2=L[1], l3=L[2], branch=branch)
     rate = np.array([1.0, *four_bar_rates(q0, L, d["l0"])]) * omega1
     model = serial_chain("four-bar-relative", lengths=L, masses=m, inertias=m * L ** 2 / 12,
