@@ -72,7 +72,7 @@ def run(model, t_end: float, options: RunOptions, time_limit: float) -> dict:
         if y_new is not None:
             rk.reset(step.t, y_new)
     wall = time.perf_counter() - t1
-    return dict(setup=setup, wall=wall, t=rk.t, steps=rk.n_accepted, nfev=form.nfev,
+    return dict(setup=setup, wall=wall, t=rk.t, steps=rk.n_accepted, nfev=form.nfev, q=form.split(rk.y)[0],
                 capped=rk.t < t_end, cost=wall / rk.t if rk.t > 0 else np.inf)
 
 

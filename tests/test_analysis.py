@@ -94,7 +94,7 @@ def test_tangent_basis_identities(name, seeds, pert):
     T = pqr.null_space
     scale = np.linalg.norm(A)
     f = T.shape[1]
-    assert np.linalg.norm(A @ T) <= 1e-13 * scale
+    assert np.linalg.norm(A @ T) <= 1e-10 * scale   # q on Phi = 0 to 1e-12 L (see test_nullspace)
     np.testing.assert_allclose(T.T @ T, np.eye(f), atol=1e-13)
     if f == 0:
         return

@@ -94,9 +94,10 @@ def test_parse_param_malformed(text):
 
 def test_cli_end_to_end(tmp_path):
     csv_path, h5_path = tmp_path / "p.csv", tmp_path / "p.h5"
-    proc = subprocess.run([sys.executable, "-c", "from multibody.cli import main; main()", "sweep", "pendulum", "--param", "mass=1,-1",
-                           "--param", "angle=0,-0.5", "--t-end", "0.2", "--workers", "2", "--out", str(csv_path),
-                           "--out", str(h5_path), "--json"], capture_output=True, text=True, timeout=120)
+    entry = [sys.executable, "-c", "from multibody.cli import main; main()"]   # as the installed script
+    args = ["sweep", "pendulum", "--param", "mass=1,-1", "--param", "angle=0,-0.5", "--t-end", "0.2",
+            "--workers", "2", "--out", str(csv_path), "--out", str(h5_path), "--json"]
+    proc = subprocess.run(entry + args, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert (out["scenarios"], out["ok"], out["failed"], out["workers"]) == (4, 2, 2, 2)
@@ -131,3 +132,10 @@ def test_resolve_model_file_with_parameters(tmp_path):
                     "def build(*, length=1.0):\n    return pendulum(length=length)\n")
     spec = resolve_model(str(path))
     assert spec.factory(length=2.0).q0[0] == 2.0
+
+
+def test_missing_extra_names_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "distributed", None)   # import distributed -> ImportError
+    res = CliRunner().invoke(main, ["sweep", "pendulum", "--param", "mass=1,2", "--out", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and "pip install 'multibody[sweep]'" in res.output
+    assert not (tmp_path / "x.csv").exists()

@@ -53,6 +53,12 @@ class Workspace:
             self.cols.append(g.cols)
             start += r
         self.m = start
+        self.nh_rows, self.nh_cols, start = [], [], 0
+        for g in model.nonholonomic:
+            self.nh_rows.append(np.broadcast_to(np.arange(start, start + g.rows)[:, None], g.cols.shape))
+            self.nh_cols.append(g.cols)
+            start += g.rows
+        self.h = start
 
     def extend(self, q, v):
         n = self.model.n
@@ -74,6 +80,25 @@ class Workspace:
             A[rows, cols] = val.jac
             start += g.rows
         return Phi, A[:, :n], Phi_t, gamma
+
+    def velocity_constraints(self, t, q, v):
+        """Phi (m,), C = [Phi_q; Psi] (m + h, n), b = [Phi_t; psi_t] (m + h,), Gamma (m + h,):
+        velocity constraints C v + b = 0 and acceleration constraints C q'' = Gamma (paper 003 eqs 4-9).
+        Without nonholonomic rows C = A. ``constraints`` stays holonomic-only."""
+        Phi, A, Phi_t, gamma = self.constraints(t, q, v)
+        if not self.h:
+            return Phi, A, Phi_t, gamma
+        n = self.model.n
+        qe, ve = self.extend(q, v)
+        Psi, psi_t, g2 = np.zeros((self.h, n + 1)), np.empty(self.h), np.empty(self.h)
+        start = 0
+        for g, rows, cols in zip(self.model.nonholonomic, self.nh_rows, self.nh_cols):
+            val = g.evaluate(t, qe, ve)
+            sl = slice(start, start + g.rows)
+            psi_t[sl], g2[sl] = val.phi_t, val.gamma
+            Psi[rows, cols] = val.jac
+            start += g.rows
+        return Phi, np.vstack([A, Psi[:, :n]]), np.r_[Phi_t, psi_t], np.r_[gamma, g2]
 
     def forces(self, t, q, v) -> np.ndarray:
         qe, ve = self.extend(q, v)

@@ -129,7 +129,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, step, formulation, stabilizati
         from .plot import standard_figures
 
         result.summary["figures"] = [str(p) for p in standard_figures(result, mdl, plot_dir)]
-        if result.events:
+        if any(e.get("kind") != "singular" for e in result.events):   # singular: nullspace's own
             from .plot_topology import topology_figures
 
             result.summary["figures"] += [str(p) for p in topology_figures(result, plot_dir)]
@@ -161,6 +161,10 @@ def human_summary(s: dict) -> str:
     for e in s.get("events", []):
         lines.append(f"  event t={e['t']:g} {e['name']} ({e['transition']}): energy {e['energy_before']:.6g} -> "
                      f"{e['energy_after']:.6g} J, momentum continuity error {e['momentum_continuity_error']:.2e}")
+    if "singular_events" in s:   # nullspace (paper 000): basis, rank and singular configurations
+        lines.append(f"  basis {s['basis']}: rank {s['generic_rank']}, dof {s['dof']}, redundancy {s['redundancy']}; "
+                     f"largest qd jump {s['qd_ind_jump_max_rel']:.3g} (relative); singular at t = "
+                     + (", ".join(f"{e['t']:.6g} (rank {e['rank']})" for e in s["singular_events"]) or "none"))
     if "coordinate_switches" in s:   # partitioning (paper 001): independent coordinates and their switches
         lines.append(f"  independent {', '.join(s['independent_initial']) or '-'}; "
                      f"{len(s['coordinate_switches'])} switches" + "".join(
@@ -179,3 +183,4 @@ if __name__ == "__main__":  # pragma: no cover
 from .cli_analyze import analyze_cmd; main.add_command(analyze_cmd)  # noqa: E402
 from .cli_criterion import criterion_cmd; main.add_command(criterion_cmd)  # noqa: E402
 from .cli_sweep import sweep_cmd; main.add_command(sweep_cmd)  # noqa: E402
+from .cli_reactions import reactions_experiment_cmd; main.add_command(reactions_experiment_cmd)  # noqa: E402

@@ -20,7 +20,10 @@ def analyze_cmd(model, configuration, as_json):
 
     mdl, _ = load_model(model)
     res = analyze(mdl, configuration)
-    click.echo(json.dumps(res.to_dict()) if as_json else human(res))
+    from .analysis.solvability import reactions_report    # paper 003: which reactions are unique
+    table = reactions_report(mdl, configuration)
+    click.echo(json.dumps({**res.to_dict(), "reactions": table}) if as_json
+               else human(res) + "\n" + human_reactions(table))
 
 
 def human(r) -> str:
@@ -36,4 +39,17 @@ def human(r) -> str:
         width = max(map(len, r.coordinate_names))
         for name, row in zip(r.coordinate_names, T):
             lines.append(f"    {name:<{width}} " + " ".join(f"{x:+.4f}" for x in np.where(np.abs(row) < 5e-16, 0, row)))
+    return "\n".join(lines)
+
+
+def human_reactions(table) -> str:
+    """The per-pair solvability table (paper 003 Sect. 3.3)."""
+    if not table:
+        return "  reactions: no constraint rows"
+    width = max(len(e["name"]) for e in table)
+    lines = ["  reactions (paper 003 eq. 27)",
+             f"    {'pair':<{width}}  unique  multipliers  rows"]
+    for e in table:
+        lines.append(f"    {e['name']:<{width}}  {'yes' if e['unique'] else 'NO ':<6}  "
+                     f"{'unique' if e['multipliers_unique'] else 'not unique':<11}  {', '.join(e['rows'])}")
     return "\n".join(lines)

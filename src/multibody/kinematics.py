@@ -38,7 +38,7 @@ def _free(n: int, hold) -> np.ndarray:
 
 
 def _worst(model: Model, residual: np.ndarray, count: int = 5) -> str:
-    labels = model.constraint_labels
+    labels = model.velocity_labels      # holonomic rows first: also right for Phi alone
     order = np.argsort(-np.abs(residual))[:count]
     return ", ".join(f"{labels[i]} ({residual[i]:.3g})" for i in order if abs(residual[i]) > 0)
 
@@ -70,12 +70,13 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
 
 def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0, *, given=(),
                      ws: Workspace | None = None, tol: KinematicTolerance = KinematicTolerance()) -> np.ndarray:
-    """v with A v + Phi_t = 0: the minimum-norm change of the guess on the coordinates not ``given``."""
+    """v with C v + b = 0 (holonomic and nonholonomic rows, paper 003 eq. 4; A v + Phi_t = 0 without
+    nonholonomic rows): the minimum-norm change of the guess on the coordinates not ``given``."""
     ws = ws or Workspace(model)
     v = np.array(v, dtype=float)
-    if ws.m == 0:
+    if ws.m + ws.h == 0:
         return v
-    _, A, Phi_t, _ = ws.constraints(t, q, v)
+    _, A, Phi_t, _ = ws.velocity_constraints(t, q, v)
     free = _free(model.n, given)
     v[free] += min_norm_solve(A[:, free], -(A @ v + Phi_t))
     residual = A @ v + Phi_t

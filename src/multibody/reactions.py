@@ -79,7 +79,7 @@ def reaction_map(model: Model) -> ReactionMap | None:
     body_cols[GROUND] = (model.n,) * 3
     joints = [j for j in model.joint_bodies if all(b in body_cols for b in model.joint_bodies[j])]
     index = {j: k for k, j in enumerate(joints)}
-    labels = model.constraint_labels
+    labels = model.velocity_labels    # rows of C = [Phi_q; Psi]: knife edges are pairs too (paper 003)
     rows_of = np.zeros((len(labels), len(joints)))
     for i, label in enumerate(labels):
         j = index.get(label.rpartition(".")[0])

@@ -48,17 +48,19 @@ class Recorder:
                                                               "violation")}, {}
         self.extra_labels = {}
         self.reactions = reaction_map(model)   # joint reactions from the multipliers (reactions.py)
+        from .analysis.solvability import ReactionFlags
+        self.flags = ReactionFlags(model, self.reactions)   # which of them are unique (paper 003)
 
     def record(self, t: float, y: np.ndarray) -> None:
         form, ws = self.form, self.form.ws
         q, v = form.split(y)
         acc = form.accelerations(t, q, v)
-        Phi, A, Phi_t, _ = ws.constraints(t, q, v)
+        Phi, A, Phi_t, _ = ws.velocity_constraints(t, q, v)     # A = C = [Phi_q; Psi] (paper 003)
         T, V = kinetic_energy(self.model.mass(q), v), ws.potential(t, q)
         self.t.append(t)
         for key, val in (("q", q), ("v", v), ("a", acc.vdot),
                          ("multipliers", acc.multipliers if acc.multipliers is not None
-                          else np.full(ws.m, np.nan)),
+                          else np.full(ws.m + ws.h, np.nan)),
                          ("energy", (T, V, T + V)),
                          ("violation", (np.max(np.abs(Phi), initial=0.0),
                                         np.max(np.abs(A @ v + Phi_t), initial=0.0)))):
@@ -66,12 +68,13 @@ class Recorder:
         if self.reactions is not None:
             self.extra.setdefault("reactions", []).append(self.reactions.values(q, A, acc.multipliers))
             self.extra_labels["reactions"] = self.reactions.labels
-        for key, (values, labels) in form.channels(t, y).items():
+        for key, (values, labels) in {**self.flags.record(q, A), **form.channels(t, y)}.items():
             self.extra.setdefault(key, []).append(np.asarray(values, dtype=float))
             self.extra_labels[key] = tuple(labels)
 
     def result(self, summary: dict) -> Result:
-        names, labels = self.model.coordinate_names, self.model.constraint_labels
+        names, labels = self.model.coordinate_names, self.model.velocity_labels
+        summary = {**summary, **self.flags.summary()}
         arr = {k: np.array(v).reshape(len(self.t), -1) for k, v in self.rows.items()}
         series = {
             "q": Series(arr["q"], names, description="coordinates"),
@@ -81,7 +84,7 @@ class Recorder:
                                   description="Lagrange multipliers (minimum-norm where not unique)"),
             "energy": Series(arr["energy"], ("kinetic", "potential", "total"), "J"),
             "violation": Series(arr["violation"], ("position", "velocity"),
-                                description="max |Phi| and max |A v + Phi_t|"),
+                                description="max |Phi| and max |C v + b| (holonomic and nonholonomic)"),
         }
         for key, rows in self.extra.items():
             series[key] = Series(np.array(rows).reshape(len(self.t), -1), self.extra_labels[key])

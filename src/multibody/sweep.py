@@ -141,7 +141,7 @@ def check_scenarios(spec: ModelSpec, scenarios: list[dict]) -> None:
 def run_scenario(spec: ModelSpec, index: int, scenario: dict, defaults: dict) -> dict:
     """Run one scenario (on a worker); never raises: a failure becomes a row with status "failed"."""
     row = {"scenario": index, **scenario}
-    wall = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     try:
         result = _simulate(spec, {**defaults, **scenario})
         s = result.summary
@@ -152,6 +152,7 @@ def run_scenario(spec: ModelSpec, index: int, scenario: dict, defaults: dict) ->
     except Exception as exc:  # any failure of this scenario is data, not a crash of the sweep
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
     row["wall_time_s"] = time.perf_counter() - wall
+    row["cpu_time_s"] = time.process_time() - cpu
     return row
 
 

@@ -2,7 +2,8 @@
 
 Columns, in order: ``scenario`` (index in the scenario list), the scenario's parameters (factory
 keyword arguments, run options, ``q0:NAME``, ``v0:NAME``, ``lock:NAME``), ``status`` ("ok" or
-"failed"), ``error`` (the message of a failed scenario, empty otherwise), ``wall_time_s``, ``steps``,
+"failed"), ``error`` (the message of a failed scenario, empty otherwise), ``wall_time_s``,
+``cpu_time_s`` (of the worker process, for telling contention from work), ``steps``,
 ``rhs_evaluations``, ``energy_drift_rel``, ``constraint_violation_max`` and the final coordinates
 ``q:NAME`` (empty / NaN for a failed scenario).
 
@@ -31,7 +32,7 @@ from .errors import MultibodyError
 FORMAT = "multibody-sweep"
 VERSION = 1
 #: the per-scenario measurements, after the parameters and before the final coordinates
-MEASURES = ("status", "error", "wall_time_s", "steps", "rhs_evaluations", "energy_drift_rel",
+MEASURES = ("status", "error", "wall_time_s", "cpu_time_s", "steps", "rhs_evaluations", "energy_drift_rel",
             "constraint_violation_max")
 
 

@@ -54,9 +54,9 @@ class Mobility:
 
 def rank_at(model: Model, q: np.ndarray, t: float = 0.0, *, ws: Workspace | None = None,
             tol: RankTolerance = RankTolerance()):
-    """The pivoted QR (linalg.PivotedQR) of A(q, t)^T."""
+    """The pivoted QR (linalg.PivotedQR) of C(q, t)^T, C = [Phi_q; Psi] (= A without nonholonomic rows)."""
     ws = ws or Workspace(model)
-    return pivoted_qr(ws.constraints(t, q, np.zeros(model.n))[1], tol)
+    return pivoted_qr(ws.velocity_constraints(t, q, np.zeros(model.n))[1], tol)
 
 
 def nearby_rank(model: Model, q: np.ndarray, T: np.ndarray, t: float = 0.0, *, probe: float = 1e-3,
@@ -85,7 +85,7 @@ def analyze(model: Model, configuration: str | None = None, *, q=None, t: float 
     pqr = rank_at(model, q, t, ws=ws, tol=tol)
     T = pqr.null_space
     near = nearby_rank(model, q, T, t, probe=probe, ws=ws, tol=tol) if T.shape[1] else pqr.rank
-    labels = model.constraint_labels
-    return Mobility(model.name, configuration or "initial", model.n, ws.m, 0, pqr.rank, model.n - pqr.rank,
-                    ws.m - pqr.rank, near > pqr.rank, max(near, pqr.rank), pqr.R_diag, T,
+    labels = model.velocity_labels      # rows of C = [Phi_q; Psi] (paper 003 eq. 5)
+    return Mobility(model.name, configuration or "initial", model.n, ws.m, ws.h, pqr.rank, model.n - pqr.rank,
+                    ws.m + ws.h - pqr.rank, near > pqr.rank, max(near, pqr.rank), pqr.R_diag, T,
                     tuple(labels[i] for i in pqr.redundant_rows), model.coordinate_names, tol.rtol)

@@ -43,8 +43,14 @@ class Formulation:
     """Base class; see the module docstring for the contract."""
 
     name = "base"
+    #: True if the formulation integrates nonholonomic (Pfaffian) rows Psi v = 0 (paper 003 eq. 3)
+    supports_nonholonomic = False
 
     def __init__(self, model: Model):
+        if model.h and not self.supports_nonholonomic:
+            from ..errors import MultibodyError
+            raise MultibodyError(f"Model '{model.name}' has {model.h} nonholonomic constraint rows, which the "
+                                 f"'{self.name}' formulation does not handle; use --formulation lagrange.")
         self.model = model
         self.ws = Workspace(model)
         self.nfev = 0

@@ -12,6 +12,14 @@ out of that solve by themselves: the accelerations are unique. The multipliers o
 are not; the ones reported are the minimum-norm solution of A^T lambda = f - M q'' (SVD), the unique
 solution whenever A has full row rank. Paper 003 explains which reactions are nonetheless unique.
 
+Nonholonomic rows (paper 003 eqs 3-11): A and gamma above are then C = [Phi_q; Psi] and Gamma (eq. 9);
+positions evolve from the velocities, the projection of q uses the holonomic Phi only and that of v
+the whole C v + b = 0. ``eliminate``: labels of rows left out of C and Gamma (redundant-constraint
+elimination, paper 003 Sect. 3.1): their multipliers are set to zero, which moves their load onto the
+remaining rows; the rows must be redundant (rank unchanged) or the motion would change.
+``choose_rows`` (default on for models with nonholonomic rows): the acceleration solve uses an
+independent subset of rows chosen at every accepted step (see ``_choose_rows``).
+
 Stabilisation: projection of q and v onto Phi = 0, A v + Phi_t = 0 after every accepted step
 (minimum-norm Gauss-Newton; default), with the local error measured in the tangent space (the
 normal part is what the projection removes); or Baumgarte's gamma - 2 alpha (A v + Phi_t) -
@@ -28,6 +36,7 @@ from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions, solve_velocities
 from ..linalg import (RankTolerance, Regularization, gauss_solve, min_norm_solve, pivoted_qr,
                       row_space_filter)
+from ..assembly import Terms
 from .base import Accelerations, Formulation
 
 
@@ -57,8 +66,9 @@ class Lagrange(Formulation):
     """``--formulation lagrange``: multipliers formulation, see the module docstring."""
 
     name = "lagrange"
+    supports_nonholonomic = True
 
-    def __init__(self, model, *, stabilization: Stabilization = Stabilization(),
+    def __init__(self, model, *, stabilization: Stabilization = Stabilization(), eliminate=(), choose_rows=None,
                  regularization: Regularization = Regularization(),
                  rank_tol: RankTolerance = RankTolerance(),
                  projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10)):
@@ -67,16 +77,55 @@ class Lagrange(Formulation):
         self.regularization = regularization
         self.rank_tol = rank_tol
         self.projection_tol = projection_tol
-        if stabilization.kind == "projection" and self.ws.m:
+        self.keep = _kept_rows(model, eliminate)
+        self.active = self.keep          # rows of C used in the acceleration solve (see _choose_rows)
+        self.choose_rows = bool(self.ws.h) if choose_rows is None else bool(choose_rows)
+        if stabilization.kind == "projection" and self.ws.m + self.ws.h:
             self.error_filter = self._tangent_error
 
+    def initial_state(self, t, q, v):
+        """[q, v]; with ``eliminate``, checks that the eliminated rows are redundant at the start
+        (rank of the kept rows = rank of C, paper 003 Sect. 3.1), else the motion would change."""
+        if len(self.keep) < self.ws.m + self.ws.h:
+            C = self.ws.velocity_constraints(t, q, v)[1]
+            full, kept = pivoted_qr(C, self.rank_tol).rank, pivoted_qr(C[self.keep], self.rank_tol).rank
+            if kept < full:
+                raise MultibodyError(f"Model '{self.model.name}': the eliminated rows are not redundant (rank of C "
+                                     f"drops from {full} to {kept}); eliminating them would change the motion. "
+                                     "'multibody analyze' lists redundant rows.")
+        self._choose_rows(t, q, v)
+        return super().initial_state(t, q, v)
+
+    def _choose_rows(self, t, q, v) -> bool:
+        """With ``choose_rows`` (default: models with nonholonomic rows): the rows of C used by the
+        acceleration solve until the next accepted step are an independent subset, chosen by pivoted
+        QR at the accepted (projected) state. Why: rows that are dependent on the constraint manifold
+        (Ackermann-type nonholonomic redundancy) become nearly independent off it, at Runge-Kutta stage
+        states, where Gamma is also slightly inconsistent; the full solve then enforces an O(eps)
+        combination with an O(eps) right-hand side, an O(1) acceleration error (measured on
+        mobile-robot: 6e-4 m final error at rk4 step 2e-3, assembly failure at 5e-3; with the choice
+        the runs agree to 1e-8). Returns True if the set changed. The reported multipliers stay the
+        minimum-norm ones over all kept rows."""
+        if not self.choose_rows or len(self.keep) == 0:
+            return False
+        C = self.ws.velocity_constraints(t, q, v)[1][self.keep]
+        pqr = pivoted_qr(C, self.rank_tol)
+        active = self.keep[np.sort(pqr.perm[: pqr.rank])]
+        changed = not np.array_equal(active, self.active)
+        self.active = active
+        return changed
+
     def _solve(self, t, q, v):
-        terms = self.ws.terms(t, q, v)
-        gamma = terms.gamma
+        """Terms with A = C[keep] (kept rows of [Phi_q; Psi]) and gamma = Gamma[keep], and q'' from the
+        ``active`` rows."""
+        ws = self.ws
+        Phi, C, b, Gamma = ws.velocity_constraints(t, q, v)
         if self.stabilization.kind == "baumgarte":
             s = self.stabilization
-            gamma = gamma - 2 * s.alpha * (terms.A @ v + terms.Phi_t) - s.beta ** 2 * terms.Phi
-        return terms, solve_kkt(terms.M, terms.A, terms.f, gamma, self.regularization)
+            Gamma = Gamma - 2 * s.alpha * (C @ v + b) - s.beta ** 2 * np.r_[Phi, np.zeros(ws.h)]
+        k, a = self.keep, self.active
+        terms = Terms(self.model.mass(q), ws.forces(t, q, v), Phi, C[k], b[k], Gamma[k])
+        return terms, solve_kkt(terms.M, C[a], terms.f, Gamma[a], self.regularization)
 
     def rhs(self, t, y):
         self.nfev += 1
@@ -85,19 +134,22 @@ class Lagrange(Formulation):
 
     def accelerations(self, t, q, v):
         terms, vdot = self._solve(t, q, v)
-        lam = min_norm_solve(terms.A.T, terms.f - terms.M @ vdot, self.rank_tol)
+        lam = np.zeros(self.ws.m + self.ws.h)
+        lam[self.keep] = min_norm_solve(terms.A.T, terms.f - terms.M @ vdot, self.rank_tol)
         rank = pivoted_qr(terms.A, self.rank_tol).rank
-        return Accelerations(vdot, lam, {"rank": rank, "multipliers": "minimum-norm"})
+        kind = "minimum-norm" if len(self.keep) == len(lam) else "elimination + minimum-norm"
+        return Accelerations(vdot, lam, {"rank": rank, "multipliers": kind})
 
     def after_step(self, t, y):
-        if self.stabilization.kind != "projection" or self.ws.m == 0:
-            return None
+        if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
+            return y if self._choose_rows(t, *self.split(y)) else None
         q, v = self.split(y)
         try:
             q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol)
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
         v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK)
+        self._choose_rows(t, q, v)
         return np.concatenate([q, v])
 
     def _tangent_error(self, t, y, err):
@@ -107,10 +159,13 @@ class Lagrange(Formulation):
         to land on the nearest point of the same assembly branch."""
         n = self.model.n
         q, v = self.split(y)
-        A = self.ws.constraints(t, q, v)[1]
+        C = self.ws.velocity_constraints(t, q, v)[1]
         out = err.copy()
         qv = err[:2 * n].reshape(2, n).T
-        tangent = row_space_filter(A, qv)
+        if self.ws.h:    # positions: normal to Phi = 0 only; velocities: normal to C v + b = 0
+            tangent = np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0]), row_space_filter(C, qv[:, 1])])
+        else:
+            tangent = row_space_filter(C, qv)
         out[:2 * n] = (tangent + NORMAL_ERROR_WEIGHT * (qv - tangent)).T.ravel()
         return out
 
@@ -123,3 +178,13 @@ NORMAL_ERROR_WEIGHT = 1e-4
 
 
 _NO_CHECK = KinematicTolerance(consistency=np.inf)
+
+
+def _kept_rows(model, eliminate) -> np.ndarray:
+    """Indices of the rows of C = [Phi_q; Psi] not in ``eliminate`` (labels "joint.component")."""
+    labels = model.velocity_labels
+    unknown = [x for x in eliminate if x not in labels]
+    if unknown:
+        raise MultibodyError(f"Model '{model.name}': cannot eliminate {', '.join(map(str, unknown))}: no such "
+                             f"constraint row; rows are {', '.join(labels)}.")
+    return np.array([i for i, x in enumerate(labels) if x not in set(eliminate)], dtype=int)

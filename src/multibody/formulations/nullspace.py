@@ -115,19 +115,21 @@ class NullSpace(Formulation):
         return x, self._velocity(self._t, x, w, T)[0]
 
     def _velocity(self, t, x, w, T):
-        """x' = T w + beta' (eq. 11b), with A, Phi_t and the smooth pseudo-inverse of A."""
+        """x' = T w + beta' (eq. 11b), A, the smooth pseudo-inverse of A and gamma(x') (None when
+        Phi_t != 0: gamma must then be evaluated at the corrected x')."""
         xdot = T @ w
-        _, A, Phi_t, _ = self.ws.constraints(t, x, xdot)
+        _, A, Phi_t, gamma = self.ws.constraints(t, x, xdot)
         pinv = SmoothPinv.of(A, self.reg)
-        if np.any(Phi_t):
-            xdot = xdot - pinv @ Phi_t
-        return xdot, A, pinv
+        if np.any(Phi_t):            # rheonomic: gamma must be evaluated at the corrected x'
+            xdot, gamma = xdot - pinv @ Phi_t, None
+        return xdot, A, pinv, gamma
 
     # ------------------------------------------------------------------ dynamics
     def _dynamics(self, t, x, w, T):
         """x', x'' (eqs 10, 11a), z and T' at a state."""
-        xdot, A, pinv = self._velocity(t, x, w, T)
-        gamma = self.ws.constraints(t, x, xdot)[3]
+        xdot, A, pinv, gamma = self._velocity(t, x, w, T)
+        if gamma is None:
+            gamma = self.ws.constraints(t, x, xdot)[3]
         M, f = self.model.mass(x), self.ws.forces(t, x, xdot)
         a_perp = pinv @ gamma                                           # beta'' = Q1 p''
         MT = M @ T

@@ -10,9 +10,10 @@ locates it: golden-section search over the two steps around it on
 
 the projection by minimum-norm Gauss-Newton (eqs 12-13). There the pivoted QR decides the rank with
 the run's RankTolerance; if it is below r_g an event is recorded: the admissible motions N (the null
-space Q[:, rank:]), the continuing motion C = nearest orthonormal basis in span(N) to the tangent basis
-before the singularity (App. A: C = X (X^T X)^(-1/2), X = N N^T T_before), and the new motions, the
-orthonormal complement of C in span(N) (orthogonal to the continuing one by construction).
+space Q[:, rank:]), the continuing motion C (the f directions of span(N) closest to the tangent space
+of the branch, i.e. the average of the tangent spaces just before and after, oriented like the basis
+before the singularity so that it is in continuity with it) and the new motions, the orthonormal
+complement of C in span(N) (orthogonal to the continuing one by construction).
 """
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ import numpy as np
 from ..errors import MultibodyError
 from ..kinematics import solve_positions
 from ..linalg import pivoted_qr
-from ..tangent import polar_reorthogonalize
 
 GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+#: offset (fraction of the two-step bracket) of the configurations on both sides of a singular one
+#: whose tangent spaces, averaged, give the tangent of the branch through it (error ~ offset^2)
+BRANCH_OFFSET = 1e-3
 
 
 def hermite(t, t0, x0, v0, t1, x1, v1):
@@ -90,14 +93,34 @@ class SingularTracker:
         pqr = pivoted_qr(f.ws.constraints(t_star, x, np.zeros_like(x))[1], f.rank_tol)
         if pqr.rank >= f.generic_rank:
             return
+        branch = self._branch_tangent(t_star, t_c - t_a)
         f.events.append(singular_event(t_star, x, pqr, self.history[0][3], f.generic_rank,
-                                       f.model.coordinate_names))
+                                       f.model.coordinate_names, branch))
+
+    def _branch_tangent(self, t_star, width):
+        """Projector T T^T averaged over t* -+ ``BRANCH_OFFSET`` * width (fresh QR, unique span there):
+        the tangent of the branch through the singular configuration to O(offset^2)."""
+        f, P = self.form, 0.0
+        for t in (t_star - BRANCH_OFFSET * width, t_star + BRANCH_OFFSET * width):
+            x = self._position(t)
+            T = pivoted_qr(f.ws.constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
+            P = P + T @ T.T / 2
+        return P
 
 
-def singular_event(t, x, pqr, T_before, generic_rank, names) -> dict:
-    """The admissible motions at a singular configuration, split into continuing and new ones."""
+def singular_event(t, x, pqr, T_before, generic_rank, names, branch=None) -> dict:
+    """The admissible motions at a singular configuration, split into continuing and new ones.
+
+    N = Q[:, rank:]; continuing: the f = n - r_g directions of span(N) closest to the branch
+    (eigenvectors of N^T P N, P = ``branch`` the averaged projector, or T_before T_before^T),
+    oriented like T_before (Procrustes: C <- C polar(C^T T_before)); new: the rest of span(N)."""
     N = pqr.Q[:, pqr.rank:]
-    C = polar_reorthogonalize(T_before, pqr.Q[:, :pqr.rank])
+    k = T_before.shape[1]
+    P = T_before @ T_before.T if branch is None else branch
+    _, V = np.linalg.eigh(N.T @ P @ N)
+    C = N @ V[:, ::-1][:, :k]
+    U, _, Wt = np.linalg.svd(C.T @ T_before)
+    C = C @ (U @ Wt)
     rest = N - C @ (C.T @ N)
     U, s, _ = np.linalg.svd(rest, full_matrices=False)
     new = U[:, : N.shape[1] - C.shape[1]]

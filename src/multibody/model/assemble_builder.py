@@ -12,6 +12,8 @@ from .forces import ConstantForce, GeneralizedForce, PointForce, SpringDampers
 from .markers import MarkerSet
 from .system import BodyInfo, Model, _generic_group, check_model
 
+GROUND = "ground"
+
 _COMPONENTS = ("x", "y", "theta")
 
 
@@ -49,8 +51,24 @@ def build_model(mb) -> Model:
                   configurations=MappingProxyType({k: _configuration(mb, k, poses, bodies)
                                                    for k, poses in mb._configurations.items()}),
                   bodies=infos, length_scale=_length_scale(mb, bodies), source=mb.source,
-                  joint_bodies=MappingProxyType({j.name: _joint_bodies(j) for j in mb._joints}))
+                  joint_bodies=MappingProxyType({**{j.name: _joint_bodies(j) for j in mb._joints},
+                                                 **{k[0]: (GROUND, k[1]) for k in mb._knife_edges}}),
+                  nonholonomic=_pfaffian_groups(mb, markers, cols_of, n))
     return check_model(model)
+
+
+def _pfaffian_groups(mb, markers, cols_of, n):
+    """One KnifeEdge group for all knife edges, one GenericPfaffian per user constraint (paper 003)."""
+    from .nonholonomic import KnifeEdge
+    from .system import pfaffian_group
+
+    groups = []
+    if mb._knife_edges:
+        ke = mb._knife_edges
+        groups.append(KnifeEdge(tuple(f"{k[0]}.normal" for k in ke), np.array([cols_of[k[1]] for k in ke]),
+                                point=markers([(k[1], k[2]) for k in ke]),
+                                normal=markers([(k[1], k[3]) for k in ke], vector=True)))
+    return tuple(groups) + tuple(pfaffian_group(c, n, mb.name) for c in mb._pfaffians)
 
 
 def _joint_bodies(j):

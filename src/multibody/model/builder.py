@@ -73,6 +73,8 @@ class ModelBuilder:
         self._velocity_given: list[str] = []
         self._configurations: dict[str, dict] = {}
         self._constraints: list[dict] = []
+        self._knife_edges: list[tuple] = []     # (name, body, local point, local unit normal)
+        self._pfaffians: list[dict] = []
 
     # ----------------------------------------------------------------- bodies
     def add_body(self, name, *, mass, inertia, position=(0.0, 0.0), angle=0.0, velocity=(0.0, 0.0),
@@ -164,6 +166,34 @@ class ModelBuilder:
                                       **({"rows": rows} if rows else {})))
         return name
 
+    def knife_edge(self, name, body, *, direction, at=None, on=None) -> str:
+        """A knife edge (paper 003 eqs 30-31): the contact point of ``body`` (global ``at`` or body-fixed
+        ``on``) may move only along ``direction`` (a global direction at the initial configuration,
+        fixed in the body); 1 nonholonomic row "name.normal" n . v_K = 0."""
+        if any(k[0] == name for k in self._knife_edges) or any(c["name"] == name for c in self._pfaffians):
+            raise ModelError(f"Model '{self.name}': a nonholonomic constraint named '{name}' already exists.")
+        self._check_joint(name, GROUND, body)
+        if self._bodies[body].kind != "planar":
+            raise ModelError(f"Knife edge '{name}' in model '{self.name}': body '{body}' must be a planar rigid "
+                             "body (the edge turns with it).")
+        d = _finite(direction, 2, f"direction of knife edge '{name}'", self.name)
+        if np.linalg.norm(d) == 0:
+            raise ModelError(f"Knife edge '{name}' in model '{self.name}': the direction must not be zero.")
+        local_d = rotate(np.array([-self._bodies[body].pose[2]]), (d / np.linalg.norm(d))[None, :])[0]
+        normal = np.array([-local_d[1], local_d[0]])
+        self._knife_edges.append((name, body, self._local(body, on, at, name), normal))
+        return name
+
+    def pfaffian(self, name, psi, *, psi_t=None, gamma=None, rows=None) -> str:
+        """A user nonholonomic constraint Psi(q, t) v + psi_t(q, t) = 0 on the model's coordinates
+        (see :class:`~multibody.model.nonholonomic.GenericPfaffian`); rows "name.0", "name.1", ..."""
+        if not callable(psi):
+            raise ModelError(f"Nonholonomic constraint '{name}' in model '{self.name}': psi must be callable.")
+        if any(k[0] == name for k in self._knife_edges) or any(c["name"] == name for c in self._pfaffians):
+            raise ModelError(f"Model '{self.name}': a nonholonomic constraint named '{name}' already exists.")
+        self._pfaffians.append(dict(name=name, psi=psi, psi_t=psi_t, gamma=gamma, rows=rows))
+        return name
+
     # ----------------------------------------------------------------- forces
     def spring_damper(self, name, a, b, *, stiffness, damping=0.0, free_length=None, on_a=None, on_b=None,
                       at_a=None, at_b=None) -> str:
@@ -229,7 +259,7 @@ class ModelBuilder:
             raise ModelError(f"{where} in model '{self.name}' refers to unknown body '{body}' (known: {known}).")
 
     def _check_joint(self, name, a, b):
-        if any(j.name == name for j in self._joints):
+        if any(j.name == name for j in self._joints) or any(k[0] == name for k in self._knife_edges):
             raise ModelError(f"Model '{self.name}': a joint named '{name}' already exists.")
         self._check_body(a, f"Joint '{name}'")
         self._check_body(b, f"Joint '{name}'")

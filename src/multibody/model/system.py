@@ -60,6 +60,8 @@ class Model:
         default_factory=lambda: MappingProxyType({}))
     #: joint name -> (body a, body b) it connects ("ground" for the ground), for joint reactions
     joint_bodies: Mapping[str, tuple[str, str]] = field(default_factory=lambda: MappingProxyType({}))
+    #: Pfaffian groups Psi(q, t) v + psi_t = 0 (h rows; paper 003 eq. 3), after the m holonomic rows in C
+    nonholonomic: tuple = ()
 
     @property
     def n(self) -> int:
@@ -70,8 +72,19 @@ class Model:
         return sum(g.rows for g in self.constraints)
 
     @property
+    def h(self) -> int:
+        """Number of nonholonomic (Pfaffian) rows."""
+        return sum(g.rows for g in self.nonholonomic)
+
+    @property
     def constraint_labels(self) -> tuple[str, ...]:
+        """Labels of the m holonomic rows."""
         return tuple(label for g in self.constraints for label in g.labels)
+
+    @property
+    def velocity_labels(self) -> tuple[str, ...]:
+        """Labels of the m + h rows of C = [Phi_q; Psi] (paper 003 eq. 5): holonomic first."""
+        return self.constraint_labels + tuple(label for g in self.nonholonomic for label in g.labels)
 
     def mass(self, q: np.ndarray) -> np.ndarray:
         """M(q) (n, n)."""
@@ -139,7 +152,7 @@ def check_model(model: Model) -> Model:
     """Validate the parts every builder shares; returns the model."""
     _vector(model.q0, model.n, "initial q", model.name)
     _vector(model.v0, model.n, "initial v", model.name)
-    labels = model.constraint_labels
+    labels = model.velocity_labels
     dupes = sorted({x for x in labels if labels.count(x) > 1})
     if dupes:
         raise ModelError(f"Model '{model.name}': constraint labels are not unique: {', '.join(dupes)}. "
@@ -152,14 +165,17 @@ def check_model(model: Model) -> Model:
 
 
 def matrix_system(name: str, coordinate_names, *, mass, forces=None, potential=None, constraints=(),
-                  q0, v0=None, hold=(), velocity_given=(), configurations=None, source="") -> Model:
+                  q0, v0=None, hold=(), velocity_given=(), configurations=None, source="",
+                  nonholonomic=()) -> Model:
     """A system given directly by its mass matrix and force vector (paper 002 eq. 1):
     M(q) q'' + A^T lambda = h(q, v, t).
 
     mass: (n, n) array or callable M(q); forces: callable h(q, v, t) -> (n,) (or None);
     potential: optional callable V(q) used only for the energy output (h must then contain -dV/dq);
     constraints: iterable of dicts with keys ``name``, ``phi`` and optionally ``jacobian``, ``phi_t``,
-    ``gamma`` (see :class:`~multibody.model.constraints.Generic`), or prebuilt ConstraintGroups.
+    ``gamma`` (see :class:`~multibody.model.constraints.Generic`), or prebuilt ConstraintGroups;
+    nonholonomic: iterable of dicts with keys ``name``, ``psi`` (callable Psi(q, t) -> (r, n)) and
+    optionally ``psi_t``, ``gamma``, ``rows`` (see :class:`~multibody.model.nonholonomic.GenericPfaffian`).
     """
     names = tuple(coordinate_names)
     n = len(names)
@@ -174,7 +190,8 @@ def matrix_system(name: str, coordinate_names, *, mass, forces=None, potential=N
     model = Model(name, names, groups, tuple(elements), _vector(q0, n, "q0", name), _vector(v0, n, "v0", name),
                   mass_matrix=const_M, mass_fun=None if const_M is not None else mass,
                   hold=tuple(hold), velocity_given=tuple(velocity_given),
-                  configurations=MappingProxyType(dict(configurations or {})), source=source)
+                  configurations=MappingProxyType(dict(configurations or {})), source=source,
+                  nonholonomic=tuple(pfaffian_group(c, n, name) for c in nonholonomic))
     return check_model(model)
 
 
@@ -190,6 +207,29 @@ def _generic_group(c, n: int, model_name: str) -> ConstraintGroup:
     labels = tuple(f"{cname}.{i}" for i in range(rows)) if rows > 1 else (f"{cname}.0",)
     return Generic(labels, np.tile(np.arange(n), (rows, 1)), phi_fun=phi, jac_fun=c.get("jacobian"),
                    phi_t_fun=c.get("phi_t"), gamma_fun=c.get("gamma"), n=n)
+
+
+def pfaffian_group(c, n: int, model_name: str):
+    """A GenericPfaffian from a dict {name, psi, psi_t?, gamma?, rows?} (or a prebuilt group)."""
+    from .nonholonomic import GenericPfaffian, PfaffianGroup
+
+    if isinstance(c, PfaffianGroup):
+        return c
+    try:
+        cname, psi = c["name"], c["psi"]
+    except (KeyError, TypeError):
+        raise ModelError(f"Model '{model_name}': a nonholonomic constraint must be a dict with 'name' and "
+                         f"'psi' (and optionally 'psi_t', 'gamma', 'rows'); got {c!r}.") from None
+    if not callable(psi):
+        raise ModelError(f"Nonholonomic constraint '{cname}' in model '{model_name}': psi must be callable.")
+    shape = np.shape(psi(np.zeros(n), 0.0))
+    rows = int(c.get("rows") or (shape[0] if len(shape) == 2 else 1))
+    if int(np.prod(shape)) != rows * n:
+        raise ModelError(f"Nonholonomic constraint '{cname}' in model '{model_name}': psi(q, t) must return "
+                         f"an ({rows}, {n}) matrix, got shape {shape}.")
+    labels = tuple(f"{cname}.{i}" for i in range(rows))
+    return GenericPfaffian(labels, np.tile(np.arange(n), (rows, 1)), psi_fun=psi, psi_t_fun=c.get("psi_t"),
+                           gamma_fun=c.get("gamma"), n=n)
 
 
 @dataclass(frozen=True)

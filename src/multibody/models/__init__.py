@@ -14,6 +14,7 @@ from .modified_four_bars import double_four_bar_modified, four_bar_2x2_modified,
 from .pendulums import pendulum, pendulum_redundant
 from .projective import four_bar_relative, physical_pendulum
 from .locking import PENDULUM_EVENTS, ROBOT_EVENTS, robot_emergency_stop, three_r_pendulum_locking
+from .nonholonomic_models import door_two_hinges, knife_edge_sled, mobile_robot
 from .spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage
 
 
@@ -47,4 +48,7 @@ MODELS: dict[str, Entry] = {
     "cylindrical-pair": Entry(cylindrical_pair, 1.0),
     "planar-pair": Entry(planar_pair, 0.1),
     "six-body-linkage": Entry(six_body_linkage, 0.3),
+    "mobile-robot": Entry(mobile_robot, 8.0),
+    "door-two-hinges": Entry(door_two_hinges, 1.0),
+    "knife-edge-sled": Entry(knife_edge_sled, 10.0),
 }

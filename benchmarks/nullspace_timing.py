@@ -1,0 +1,62 @@
+"""Benchmark: null-space formulation (paper 000) against the multipliers one, and the cost of continuation.
+
+For each model and tolerance: wall and CPU (process) time of ``simulate`` (best of ``--repeat``; the
+machine is shared), accepted steps, rhs
+evaluations and time per rhs evaluation, for lagrange, nullspace --basis recompute and nullspace
+--basis continuation; plus the error of the crank angle against the exact 1-DOF solution where one
+exists (models/modified_four_bars.crank_angle_exact_cells).
+
+    python benchmarks/nullspace_timing.py [--models double-four-bar] [--rtols 1e-6,1e-10] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+from multibody.models import MODELS  # noqa: E402
+from multibody.models.modified_four_bars import crank_angle_exact_cells  # noqa: E402
+from multibody.runner import RunOptions, simulate  # noqa: E402
+
+CELLS = {"double-four-bar": 2, "double-four-bar-modified": 2, "triple-four-bar-modified": 3}
+VARIANTS = (("lagrange", {}), ("nullspace", {"basis": "recompute"}), ("nullspace", {"basis": "continuation"}))
+
+
+def run(name, rtol, repeat):
+    model, t_end = MODELS[name].factory(), MODELS[name].t_end
+    opts = RunOptions(rtol=rtol, atol=rtol * 1e-2)
+    for form, fo in VARIANTS:
+        best, cpu, res = np.inf, np.inf, None
+        for _ in range(repeat):
+            t0, c0 = time.perf_counter(), time.process_time()
+            res = simulate(model, t_end=t_end, formulation=form, options=opts, formulation_options=fo)
+            best, cpu = min(best, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
+        s = res.summary
+        err = ""
+        if name in CELLS:
+            i = model.coordinate_index("bar1.theta")
+            exact = crank_angle_exact_cells(res.t[-1:], cells=CELLS[name])[0]
+            err = f"  |theta1 - exact| {abs(res.q[-1, i] - exact):.2e}"
+        label = form + (f"/{fo['basis']}" if fo else "")
+        print(f"{name:26s} rtol {rtol:.0e} {label:24s} wall {best:6.2f} s cpu {cpu:6.2f} s  steps {s['steps']:5d}  "
+              f"rhs {s['rhs_evaluations']:6d}  {1e3 * cpu / s['rhs_evaluations']:.3f} ms cpu/rhs{err}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="double-four-bar")
+    ap.add_argument("--rtols", default="1e-6,1e-10")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    for name in a.models.split(","):
+        for rtol in map(float, a.rtols.split(",")):
+            run(name, rtol, a.repeat)
+
+
+if __name__ == "__main__":
+    main()
