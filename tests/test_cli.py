@@ -122,7 +122,7 @@ def test_bad_options(args, message, tmp_path):
 
 def test_entry_point_no_traceback(tmp_path):
     """The installed console script: one-paragraph error on stderr, exit code 2."""
-    proc = subprocess.run([sys.executable, "-m", "multibody.cli", "run", "nope"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "multibody", "run", "nope"], capture_output=True, text=True,
                           cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: unknown model 'nope'")

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import assume, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multibody.assembly import Workspace
@@ -96,6 +96,11 @@ def test_formulation_identities(name, seed, t):
     y = form.initial_state(t, q, v)
     x, w, T = form.unpack(y)
     Phi, A, Phi_t, gamma = ws.constraints(t, q, v)
+    # within the regularisation window of a singular configuration (the generic rank's last |R_ii|
+    # below 1e-4 |R_11|) the smooth solve blends constraint and dynamics by design: outside this test
+    qr = pivoted_qr(A)
+    generic_rank = model.n - T.shape[1]
+    assume(qr.R_diag[generic_rank - 1] > 1e-4 * qr.R_diag[0])
     # q is on Phi = 0 to the projection tolerance 1e-12 L; for m > n the null space of A exists only
     # on the manifold, so A T is of that order (times the curvature), not of round-off
     assert np.linalg.norm(A @ T) <= 1e-10 * np.linalg.norm(A)

@@ -79,6 +79,15 @@ def test_locking_times_are_parameters(scheduler):
     assert table.rows[0]["q:q2"] != table.rows[1]["q:q2"]
 
 
+def test_initial_rate_parameter(scheduler):
+    """v0:bar1.theta = -2 (other rates made consistent) is the double four-bar started at omega0 = -2."""
+    scenarios = [{"v0:bar1.theta": -2.0, "t_end": 0.5, "rtol": 1e-8}]
+    row = sweep("double-four-bar", scenarios, scheduler=scheduler).rows[0]
+    assert row["status"] == "ok"
+    assert abs(row["q:bar1.theta"] - crank_angle_exact(0.5, omega0=-2.0)[0]) < 1e-4
+    assert abs(row["q:bar5.theta"] - row["q:bar1.theta"]) < 1e-8   # the cranks stay parallel
+
+
 @pytest.mark.parametrize("text, parsed", [("omega0=-1,-2", ("omega0", [-1, -2])),
                                           ("integrator=dop853,dopri5", ("integrator", ["dop853", "dopri5"])),
                                           ("x=0:1:3", ("x", [0.0, 0.5, 1.0]))])

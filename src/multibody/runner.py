@@ -124,9 +124,12 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     form = make_formulation(formulation, model, **(formulation_options or {}))
     q, v = consistent_state(model, t_start, ws=form.ws)
     y = form.initial_state(t_start, q, v)
-    rk = RungeKutta(form.rhs, t_start, y, t_end, tableau=TABLEAUX[options.integrator], rtol=options.rtol,
-                    atol=options.atol, fixed_step=options.step, max_step=options.max_step,
-                    error_filter=form.error_filter)
+    try:
+        rk = RungeKutta(form.rhs, t_start, y, t_end, tableau=TABLEAUX[options.integrator], rtol=options.rtol,
+                        atol=options.atol, fixed_step=options.step, max_step=options.max_step,
+                        error_filter=form.error_filter)
+    except IntegrationError as exc:
+        raise SimulationError(f"model '{model.name}': {exc}") from None
     rec = Recorder(model, form)
     rec.record(t_start, y)
     wall = time.perf_counter()

@@ -6,7 +6,8 @@ A scenario is a dict of
 - initial conditions ``q0:NAME`` / ``v0:NAME`` (a coordinate's initial value or rate; the state is
   then made consistent with the constraints, :func:`multibody.kinematics.consistent_state`);
 - locking times ``lock:NAME`` (lock coordinate NAME at that time, paper 002; replaces the model's
-  own locking event of that coordinate, e.g. ``lock:q2`` of ``three-r-pendulum-locking``).
+  own locking event of that coordinate, e.g. ``lock:q2`` of ``three-r-pendulum-locking``; ``inf``:
+  never locked).
 
 :func:`sweep` runs them in batches on the workers and gathers one :class:`SweepTable` (one row per
 scenario; a failed scenario is a row with status "failed" and its message, the others are kept).
@@ -19,6 +20,7 @@ import inspect
 import itertools
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -142,8 +144,11 @@ def run_scenario(spec: ModelSpec, index: int, scenario: dict, defaults: dict) ->
     """Run one scenario (on a worker); never raises: a failure becomes a row with status "failed"."""
     row = {"scenario": index, **scenario}
     wall, cpu = time.perf_counter(), time.process_time()
+    caught = []
     try:
-        result = _simulate(spec, {**defaults, **scenario})
+        with warnings.catch_warnings(record=True) as caught:   # numerical warnings: kept out of the log
+            warnings.simplefilter("always")
+            result = _simulate(spec, {**defaults, **scenario})
         s = result.summary
         row.update(status="ok", error="", steps=s["steps"], rhs_evaluations=s["rhs_evaluations"],
                    energy_drift_rel=s["energy_drift_rel"],
@@ -151,6 +156,8 @@ def run_scenario(spec: ModelSpec, index: int, scenario: dict, defaults: dict) ->
         row.update({f"q:{n}": float(x) for n, x in zip(s["coordinate_names"], s["final_q"])})
     except Exception as exc:  # any failure of this scenario is data, not a crash of the sweep
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        if caught:
+            row["error"] += f" (first warning: {caught[0].category.__name__}: {caught[0].message})"
     row["wall_time_s"] = time.perf_counter() - wall
     row["cpu_time_s"] = time.process_time() - cpu
     return row

@@ -157,11 +157,22 @@ def check_model(model: Model) -> Model:
     if dupes:
         raise ModelError(f"Model '{model.name}': constraint labels are not unique: {', '.join(dupes)}. "
                          "Give every joint its own name.")
-    if model.mass_matrix is not None:
-        M = model.mass_matrix
-        if M.shape != (model.n, model.n) or not np.allclose(M, M.T):
-            raise ModelError(f"Model '{model.name}': the mass matrix must be symmetric {model.n}x{model.n}.")
+    M = model.mass_matrix if model.mass_matrix is not None else np.asarray(model.mass_fun(model.q0), float)
+    if M.shape != (model.n, model.n) or not np.allclose(M, M.T):
+        raise ModelError(f"Model '{model.name}': the mass matrix must be symmetric {model.n}x{model.n}, "
+                         f"got shape {M.shape}.")
+    if not np.all(np.isfinite(M)) or _min_eig(M) < -MASS_EIG_RTOL * max(1.0, float(np.abs(M).max())):
+        raise ModelError(f"Model '{model.name}': the mass matrix at the initial configuration has a negative "
+                         "eigenvalue or non-finite entries; masses and inertias must be positive.")
     return model
+
+
+#: relative round-off allowance for the smallest eigenvalue of a (semi-)definite mass matrix
+MASS_EIG_RTOL = 1e-12
+
+
+def _min_eig(M: np.ndarray) -> float:
+    return float(np.linalg.eigvalsh(M)[0]) if M.size else 0.0
 
 
 def matrix_system(name: str, coordinate_names, *, mass, forces=None, potential=None, constraints=(),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ModelError
 from ..model.system import matrix_system
 
 G = 9.81
@@ -23,6 +24,9 @@ def pendulum(*, mass: float = 1.0, length: float = 1.0, angle: float = 0.0, redu
     angle ``angle`` measured from +x (default horizontal, x = l, z = 0). With ``redundant=True``
     the constraint x^2 + z^2 - l^2 = 0 is written twice (eqs 29c, 29d): m = n = 2, rank 1.
     """
+    for what, value in (("mass", mass), ("length", length)):
+        if not (np.isfinite(value) and value > 0):
+            raise ModelError(f"pendulum: the {what} must be a positive number, got {value!r}.")
     rod = dict(name="rod", **_circle(length))
     constraints = [rod] + ([dict(rod, name="rod-copy")] if redundant else [])
     q0 = length * np.array([np.cos(angle), np.sin(angle)])
