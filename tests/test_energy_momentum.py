@@ -69,7 +69,7 @@ def _condition(model, dt, scheme):
     return st.condition
 
 
-def test_condition_numbers_of_table_ii_and_iii():
+def test_condition_numbers_of_tables_ii_to_iv():
     """Top (Table II): constrained ~1.6e4 at dt = 0.05 growing like dt^-3, reduced ~8 for all dt;
     cylindrical pair (Table III): constrained ~3.6e11 at dt = 0.01, reduced a few hundred (~360)."""
     top = gyro_top()
@@ -82,6 +82,9 @@ def test_condition_numbers_of_table_ii_and_iii():
     assert [_condition(cyl, dt, "constrained") for dt in (1e-2, 1e-3)] == pytest.approx([3.6e11, 3.6e14], rel=0.1)
     red = [_condition(cyl, dt, "reduced") for dt in (1e-2, 1e-3, 1e-4)]
     assert 100 < min(red) and max(red) < 1000 and max(red) / min(red) < 1.5
+    plate = planar_pair()                          # Table IV: 4.8e10, 4.6e13; reduced ~7e2-8e2
+    assert [_condition(plate, dt, "constrained") for dt in (1e-2, 1e-3)] == pytest.approx([4.8e10, 4.6e13], rel=0.1)
+    assert 300 < _condition(plate, 1e-3, "reduced") < 1000
 
 
 def test_lagrange_with_tight_runge_kutta_agrees_as_dt_shrinks():

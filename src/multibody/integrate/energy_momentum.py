@@ -29,7 +29,8 @@ s = 2 max(M) / dt bringing the closure rows to the size of the dynamic ones.
 Newton with complex-step Jacobians for the reduced scheme (exact; all maps are complex-safe) and the
 analytic Jacobian for the constrained one. Convergence when the scaled residual is below
 ``NewtonTolerance.residual`` (relative to the momentum scale max(|2 M v_n|, dt |grad V|) for dynamic
-rows, absolute for constraint rows in their own units); then one more correction with the last
+rows -- times the largest column sum of |P(q_n)| for the reduced rows P^T R_q, whose round-off
+floor grows with the lever arms of the tree -- absolute for constraint rows in their own units); then one more correction with the last
 Jacobian takes the solution to the round-off floor (without it the reduced scheme, whose rows carry
 the large rotation increments, drifted in energy by ~1e-13 relative per step on the top).
 Unknowns are increments (dq, mu), so the residual 2/dt M dq - 2 M v_n + dt grad V has no
@@ -44,7 +45,8 @@ import numpy as np
 from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
 from ..linalg import pivoted_qr
-from ..model.director_tree import build_tree, internal_null_space, predictor, reparametrize, twist_matrix
+from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, predictor, reparametrize,
+                                   twist_matrix)
 from ..model.forces import ConstantForce
 
 #: complex step for the Jacobians (any tiny value: no subtraction error)
@@ -171,7 +173,10 @@ class EnergyMomentumStepper:
         d, h = self.tree.d, COMPLEX_STEP
         mu = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self.mu.copy()
         split = d - len(self.closure_rows)
-        scale = self._scale(vn)
+        # a reduced row k is P[:, k] . r: its round-off floor grows with the column sum of |P| (lever
+        # arms of the tree), so the dynamic rows are measured against scale * max_k |P[:, k]|_1
+        lever = np.max(np.abs(null_space_matrix(self.tree, qn)).sum(axis=0))
+        scale = self._scale(vn) * max(1.0, lever)
         closure = np.ones(d)
         closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
         for it in range(self.tol.max_iterations + 1):
