@@ -129,7 +129,7 @@ def test_mobile_robot_ranks_and_verdicts():
     q1 = res.series["q"].data[-1]
     sol1 = solvability_at(model, q1, res.t[-1])
     assert sol1.redundancy == 2 and set(sol1.non_unique) == expected
-    assert set(res.summary["non_unique_reactions"]) == expected and res.summary["redundancy"] == 2
+    assert set(res.summary["non_unique_reactions"]) == expected and res.summary["redundancy_max"] == 2
 
 
 def test_elimination_experiment_confirms_every_verdict():

@@ -31,6 +31,11 @@ from .solvability import Solvability, pair_rows, solvability_at
 NUMERIC_UNIQUE = 1e-6
 #: combinations of rows tried when choosing elimination variants automatically
 MAX_COMBINATIONS = 5000
+#: a row takes part in a redundancy when its entry of a unit left-null vector of C exceeds this
+NULL_ENTRY = 1e-9
+#: eliminating rows E keeps rank C iff N[E] (p, p) is invertible; |det N[E]| above this counts (the
+#: columns of N are orthonormal, so a well-chosen E has |det| of order 1)
+ELIMINATION_DET = 1e-6
 
 
 @dataclass(frozen=True)
@@ -72,10 +77,10 @@ def choose_variants(model: Model, count: int = 3, t: float = 0.0) -> dict:
         raise MultibodyError(f"Model '{model.name}' has no redundant constraints: every reaction is unique "
                              "and there is nothing to eliminate.")
     N = sol.null_left
-    rows = [i for i in range(len(labels)) if np.max(np.abs(N[i])) > 1e-9]
+    rows = [i for i in range(len(labels)) if np.max(np.abs(N[i])) > NULL_ENTRY]
     valid = []
     for combo in itertools.islice(itertools.combinations(rows, p), MAX_COMBINATIONS):
-        if abs(np.linalg.det(N[list(combo)])) > 1e-6:     # kept rows keep rank r  <=>  N[combo] invertible
+        if abs(np.linalg.det(N[list(combo)])) > ELIMINATION_DET:     # kept rows keep rank r
             valid.append(set(combo))
     chosen: list[set] = []
     while valid and len(chosen) < count:

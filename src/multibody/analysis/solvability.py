@@ -181,4 +181,4 @@ class ReactionFlags:
         return out
 
     def summary(self) -> dict:
-        return {"redundancy": self.redundancy, "non_unique_reactions": sorted(self.non_unique)}
+        return {"redundancy_max": self.redundancy, "non_unique_reactions": sorted(self.non_unique)}

@@ -67,11 +67,17 @@ BASES = ("continuation", "recompute")
 #: which the projection after each step removes from the positions.
 NULLSPACE_REGULARIZATION = Regularization(rel=1e-7)
 
+#: Step (in time units at |x'| = 1) of the central difference for Psi' T of nonholonomic rows: the
+#: truncation error is ~ step^2 times the third derivative of Psi, the round-off ~ eps / step;
+#: 1e-5 balances both at ~1e-10.
+PFAFFIAN_RATE_STEP = 1e-5
+
 
 class NullSpace(Formulation):
     """``--formulation nullspace``: Maggi-Kane equations in a QR tangent basis (module docstring)."""
 
     name = "nullspace"
+    supports_nonholonomic = True     # A below is C = [Phi_q; Psi] (paper 003 eq. 5); x projected on Phi only
 
     def __init__(self, model, *, basis: str = "continuation", rank_tol: RankTolerance = RankTolerance(),
                  regularization: Regularization = NULLSPACE_REGULARIZATION,
@@ -95,7 +101,7 @@ class NullSpace(Formulation):
 
     # ------------------------------------------------------------------ state layout
     def initial_state(self, t, q, v):
-        A = self.ws.constraints(t, q, v)[1]
+        A = self.ws.velocity_constraints(t, q, v)[1]
         pqr = pivoted_qr(A, self.rank_tol)
         self.generic_rank, n = pqr.rank, self.model.n
         self.f = n - pqr.rank
@@ -118,7 +124,7 @@ class NullSpace(Formulation):
         """x' = T w + beta' (eq. 11b), A, the smooth pseudo-inverse of A and gamma(x') (None when
         Phi_t != 0: gamma must then be evaluated at the corrected x')."""
         xdot = T @ w
-        _, A, Phi_t, gamma = self.ws.constraints(t, x, xdot)
+        _, A, Phi_t, gamma = self.ws.velocity_constraints(t, x, xdot)
         pinv = SmoothPinv.of(A, self.reg)
         if np.any(Phi_t):            # rheonomic: gamma must be evaluated at the corrected x'
             xdot, gamma = xdot - pinv @ Phi_t, None
@@ -129,7 +135,7 @@ class NullSpace(Formulation):
         """x', x'' (eqs 10, 11a), z and T' at a state."""
         xdot, A, pinv, gamma = self._velocity(t, x, w, T)
         if gamma is None:
-            gamma = self.ws.constraints(t, x, xdot)[3]
+            gamma = self.ws.velocity_constraints(t, x, xdot)[3]
         M, f = self.model.mass(x), self.ws.forces(t, x, xdot)
         a_perp = pinv @ gamma                                           # beta'' = Q1 p''
         MT = M @ T
@@ -138,9 +144,23 @@ class NullSpace(Formulation):
         except (sla.LinAlgError, ValueError) as exc:
             raise SimulationError(f"T^T M T is not positive definite at t = {t:g} ({exc}): every "
                                   "admissible motion must carry mass or inertia.") from None
-        gamma_at = lambda v: self.ws.constraints(t, x, v)[3]          # noqa: E731
-        Tdot = -(pinv @ jacobian_rate_times(gamma_at, xdot, T)) if self.f else T
+        Tdot = -(pinv @ self._rate_times(t, x, xdot, T)) if self.f else T
         return xdot, T @ z + a_perp, z, Tdot, A, M, f
+
+    def _rate_times(self, t, x, xdot, T):
+        """C' T ((m + h), f): holonomic rows exactly from gamma by polarisation; Pfaffian rows Psi' T
+        by a central difference along (x', 1) with step PFAFFIAN_RATE_STEP / max(|x'|, 1) (their
+        bilinear form (Psi u)_q v is not symmetric, so gamma does not determine it)."""
+        gamma_at = lambda v: self.ws.constraints(t, x, v)[3]          # noqa: E731
+        AT = jacobian_rate_times(gamma_at, xdot, T)
+        if not self.ws.h:
+            return AT
+        eps = PFAFFIAN_RATE_STEP / max(float(np.max(np.abs(xdot))), 1.0)
+        m = self.ws.m
+        zero = np.zeros_like(x)
+        Cp = self.ws.velocity_constraints(t + eps, x + eps * xdot, zero)[1][m:]
+        Cm = self.ws.velocity_constraints(t - eps, x - eps * xdot, zero)[1][m:]
+        return np.vstack([AT if m else np.zeros((0, T.shape[1])), (Cp - Cm) @ T / (2 * eps)])
 
     def rhs(self, t, y):
         self.nfev += 1
@@ -162,7 +182,7 @@ class NullSpace(Formulation):
             x = solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)   # eqs 12-13
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
-        A = self.ws.constraints(t, x, v_before)[1]
+        A = self.ws.velocity_constraints(t, x, v_before)[1]
         pqr = pivoted_qr(A, self.rank_tol)
         if self.basis == "continuation":
             T = smooth_reorthogonalize(T, A, self.reg)                                  # App. A
@@ -188,8 +208,8 @@ class NullSpace(Formulation):
         the round-off of the 0/0 solves lands). The error of w and the tangential one of T are kept."""
         n = self.model.n
         out = err.copy()
-        A = self.ws.constraints(t, y[:n], np.zeros(n))[1]
-        out[:n] = row_space_filter(A, err[:n])
+        A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
+        out[:n] = row_space_filter(A[: self.ws.m], err[:n])        # positions: holonomic normal only
         if self.f:
             f = self.f
             out[n + f:] = row_space_filter(A, err[n + f:].reshape(n, f)).ravel()
@@ -214,7 +234,7 @@ class NullSpace(Formulation):
         k = int(np.argmax(jumps))
         return {
             "basis": self.basis, "generic_rank": self.generic_rank, "dof": self.f,
-            "redundancy": self.ws.m - self.generic_rank,
+            "redundancy": self.ws.m + self.ws.h - self.generic_rank,
             "rank_tolerance": {"rtol": self.rank_tol.rtol, "atol": self.rank_tol.atol},
             "qd_ind_jump_max_rel": float(jumps[k] / scale),
             "qd_ind_jump_time": float(self._jumps[k][0]) if self._jumps else None,

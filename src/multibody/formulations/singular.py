@@ -62,7 +62,7 @@ class SingularTracker:
         self.history: list[tuple] = []     # (t, x, x', T, sigma_r, sigma_1), last three accepted
 
     def _sigmas(self, t, x):
-        s = np.linalg.svd(self.form.ws.constraints(t, x, np.zeros_like(x))[1], compute_uv=False)
+        s = np.linalg.svd(self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1], compute_uv=False)
         r = self.form.generic_rank
         return (s[r - 1] if r else 0.0), (s[0] if s.size else 0.0)
 
@@ -90,7 +90,7 @@ class SingularTracker:
         except MultibodyError:
             return
         f = self.form
-        pqr = pivoted_qr(f.ws.constraints(t_star, x, np.zeros_like(x))[1], f.rank_tol)
+        pqr = pivoted_qr(f.ws.velocity_constraints(t_star, x, np.zeros_like(x))[1], f.rank_tol)
         if pqr.rank >= f.generic_rank:
             return
         branch = self._branch_tangent(t_star, t_c - t_a)
@@ -103,7 +103,7 @@ class SingularTracker:
         f, P = self.form, 0.0
         for t in (t_star - BRANCH_OFFSET * width, t_star + BRANCH_OFFSET * width):
             x = self._position(t)
-            T = pivoted_qr(f.ws.constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
+            T = pivoted_qr(f.ws.velocity_constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
             P = P + T @ T.T / 2
         return P
 
