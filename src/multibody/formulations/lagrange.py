@@ -71,7 +71,7 @@ class Lagrange(Formulation):
     def __init__(self, model, *, stabilization: Stabilization = Stabilization(), eliminate=(), choose_rows=None,
                  regularization: Regularization = Regularization(),
                  rank_tol: RankTolerance = RankTolerance(),
-                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10)):
+                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10), fast: bool = True):
         super().__init__(model)
         self.stabilization = stabilization
         self.regularization = regularization
@@ -79,9 +79,12 @@ class Lagrange(Formulation):
         self.projection_tol = projection_tol
         self.keep = _kept_rows(model, eliminate)
         self.active = self.keep          # rows of C used in the acceleration solve (see _choose_rows)
-        self.choose_rows = bool(self.ws.h) if choose_rows is None else bool(choose_rows)
+        self.choose_rows = choose_rows   # None: decided in initial_state (nonholonomic or redundant rows)
         if stabilization.kind == "projection" and self.ws.m + self.ws.h:
             self.error_filter = self._tangent_error
+        # issue 7: compiled rhs (multibody.fast) when numba is installed and the model is supported
+        from ..fast import fast_lagrange_rhs
+        self.fast_rhs = fast_lagrange_rhs(self, fast)
 
     def initial_state(self, t, q, v):
         """[q, v]; with ``eliminate``, checks that the eliminated rows are redundant at the start
@@ -93,11 +96,15 @@ class Lagrange(Formulation):
                 raise MultibodyError(f"Model '{self.model.name}': the eliminated rows are not redundant (rank of C "
                                      f"drops from {full} to {kept}); eliminating them would change the motion. "
                                      "'multibody analyze' lists redundant rows.")
+        if self.choose_rows is None:
+            C = self.ws.velocity_constraints(t, q, v)[1][self.keep]
+            self.choose_rows = bool(self.ws.h) or pivoted_qr(C, STRUCTURAL_RANK).rank < len(self.keep)
         self._choose_rows(t, q, v)
         return super().initial_state(t, q, v)
 
     def _choose_rows(self, t, q, v) -> bool:
-        """With ``choose_rows`` (default: models with nonholonomic rows): the rows of C used by the
+        """With ``choose_rows`` (default: models with nonholonomic rows, or with holonomic rows that are
+        redundant at the initial state by STRUCTURAL_RANK, e.g. the six-body linkage): the rows of C used by the
         acceleration solve until the next accepted step are an independent subset, chosen by pivoted
         QR at the accepted (projected) state. Why: rows that are dependent on the constraint manifold
         (Ackermann-type nonholonomic redundancy) become nearly independent off it, at Runge-Kutta stage
@@ -109,7 +116,7 @@ class Lagrange(Formulation):
         if not self.choose_rows or len(self.keep) == 0:
             return False
         C = self.ws.velocity_constraints(t, q, v)[1][self.keep]
-        pqr = pivoted_qr(C, self.rank_tol)
+        pqr = pivoted_qr(C, STRUCTURAL_RANK if not self.ws.h else self.rank_tol)
         active = self.keep[np.sort(pqr.perm[: pqr.rank])]
         changed = not np.array_equal(active, self.active)
         self.active = active
@@ -129,6 +136,8 @@ class Lagrange(Formulation):
 
     def rhs(self, t, y):
         self.nfev += 1
+        if self.fast_rhs is not None:
+            return self.fast_rhs(t, y)
         q, v = self.split(y)
         return np.concatenate([v, self._solve(t, q, v)[1]])
 
@@ -178,6 +187,12 @@ NORMAL_ERROR_WEIGHT = 1e-4
 
 
 _NO_CHECK = KinematicTolerance(consistency=np.inf)
+
+#: rank decision for holonomic row choosing: at a projected state (|Phi| <= 1e-12 L) structurally
+#: redundant rows give |R_ii| ~ 1e-16..1e-13 |R_11|, while near a singular configuration |R_ii| is of the
+#: order of the distance to it, so rows are dropped only within ~1e-12 of a singular configuration and
+#: the smooth solve of gauss_solve keeps handling the approach to it (double four-bar unchanged)
+STRUCTURAL_RANK = RankTolerance(rtol=1e-12)
 
 
 def _kept_rows(model, eliminate) -> np.ndarray:

@@ -1,0 +1,154 @@
+"""Fast right-hand side of the Lagrange formulation (issue 7 item 1): one compiled call per evaluation.
+
+:func:`fast_lagrange_rhs` packs a supported model once (markers, primitive rows, constant M, M^-1 and
+the constant generalized force) and returns a :class:`FastLagrangeRhs`, or None when the model is not
+supported or numba is missing; the formulation then keeps its reference path
+(Workspace + linalg.gauss_solve), which stays the readable definition of the numbers.
+
+Supported: constraint groups that are builder primitives (Coincident, Distance, Angle, LineProjection,
+CoordinateDriver; prescribed motions evaluated in Python, drivers are few), a constant mass matrix,
+forces that are ConstantForce (uniform gravity) or none, no nonholonomic rows, and a Lagrange
+formulation without Baumgarte terms, ``eliminate`` or ``choose_rows``.
+
+Solve: the Schur complement S = A M^-1 A^T with Cholesky (exact, ~1 us) while S is well conditioned,
+else the compiled copy of gauss_solve (SVD; smooth through singular configurations, unique with
+redundant rows). Why the switch does not make the right-hand side jump: gauss_solve differs from the
+exact solution by its penalty, relative (rel s_max / s_i)^2 <= rel^2 / SCHUR_PIVOT_RATIO = 1e-17 at the
+switch, and the Schur solve carries the round-off eps cond(S), cond(S) ~ 1 / (pivot ratio) <= 1 /
+SCHUR_PIVOT_RATIO, i.e. <= 2e-13 relative; the two therefore agree to round-off (~1e-13 relative)
+where the path changes, far below any integrator tolerance (measured on the double four-bar
+approaching its singular configuration: tests/test_fast.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.constraints import Angle, Coincident, CoordinateDriver, Distance, LineProjection
+from ..model.forces import ConstantForce
+
+#: the Schur/Cholesky solve is used while min_j L_jj^2 / max_j S_jj >= this ratio (an estimate of
+#: 1 / cond(S)); below it (near singular configurations, redundant rows) the SVD solve takes over.
+#: Its round-off eps / ratio = 2e-13 relative at the switch (see the module docstring).
+SCHUR_PIVOT_RATIO = 1e-3
+
+_KINDS = {Coincident: 0, Distance: 1, Angle: 2, LineProjection: 3, CoordinateDriver: 4}
+
+
+def numba_available() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def supported(formulation) -> str | None:
+    """None if the fast path applies to this Lagrange formulation, else the reason it does not."""
+    from ..formulations.lagrange import Lagrange
+    model = formulation.model
+    if type(formulation)._solve is not Lagrange._solve:      # e.g. Projection: another acceleration solve
+        return f"formulation '{formulation.name}' solves differently"
+    if model.h or formulation.ws.h:
+        return "nonholonomic rows"
+    if model.mass_matrix is None:
+        return "configuration-dependent mass matrix"
+    bad = [type(g).__name__ for g in model.constraints if type(g) not in _KINDS]
+    if bad:
+        return f"constraint groups {', '.join(bad)}"
+    bad = [type(e).__name__ for e in model.forces if type(e) is not ConstantForce]
+    if bad:
+        return f"force elements {', '.join(bad)}"
+    if formulation.stabilization.kind == "baumgarte":
+        return "Baumgarte stabilization"
+    if len(formulation.keep) != formulation.ws.m or formulation.choose_rows:
+        return "row elimination or row choice"
+    return None
+
+
+class _Packer:
+    """Collects markers and primitive rows of all groups in the Workspace's row order."""
+
+    def __init__(self, n):
+        self.n, self.mcols, self.mloc, self.mvec, self.prim, self.pval = n, [], [], [], [], []
+
+    def markers(self, ms):
+        start = len(self.mloc)
+        self.mcols.extend(np.asarray(ms.cols, int))
+        self.mloc.extend(np.asarray(ms.local, float))
+        self.mvec.extend([int(ms.is_vector)] * len(ms.local))
+        return np.arange(start, start + len(ms.local))
+
+    def group(self, g, row):
+        kind = _KINDS[type(g)]
+        if kind == 0:
+            k = len(g.pi)
+            a, b = self.markers(g.pi), self.markers(g.pj)
+            rows, c, val = row + 2 * np.arange(k), np.zeros(k, int), np.zeros(k)
+        elif kind == 1:
+            a, b = self.markers(g.pi), self.markers(g.pj)
+            rows, c, val = row + np.arange(len(a)), np.zeros(len(a), int), np.asarray(g.length, float)
+        elif kind == 3:
+            c, a, b = self.markers(g.e), self.markers(g.pi), self.markers(g.pj)
+            rows, val = row + np.arange(len(a)), np.zeros(len(a))
+        else:   # Angle: cols (k, 2) = theta_a, theta_b; CoordinateDriver: cols (k, 1)
+            cols = np.asarray(g.cols, int)
+            a, b = cols[:, 0], cols[:, -1]
+            rows, c, val = row + np.arange(len(a)), np.zeros(len(a), int), np.zeros(len(a))
+        for i in range(len(a)):
+            self.prim.append([kind, rows[i], a[i], b[i], c[i]])
+            self.pval.append(val[i])
+
+
+class FastLagrangeRhs:
+    """``rhs(t, y) -> y'`` (2n,) of a supported Lagrange formulation in one compiled call
+    (kernels.lagrange_rhs); preallocated workspaces, one output array per call (the integrator keeps
+    its stages). ``paths[0]``, ``paths[1]``: how many evaluations used the Schur and the SVD solve."""
+
+    def __init__(self, formulation, schur_pivot_ratio: float = SCHUR_PIVOT_RATIO):
+        from . import kernels
+        model, n, m = formulation.model, formulation.model.n, formulation.ws.m
+        self.formulation, self.kernel = formulation, kernels.lagrange_rhs
+        pk, row = _Packer(n), 0
+        for g in model.constraints:
+            pk.group(g, row)
+            row += g.rows
+        self.prim = np.array(pk.prim, dtype=np.int64).reshape(-1, 5)
+        self.pval = np.array(pk.pval, dtype=float)
+        self.mcols = np.array(pk.mcols, dtype=np.int64).reshape(-1, 3)
+        self.mloc = np.array(pk.mloc, dtype=float).reshape(-1, 2)
+        self.mvec = np.array(pk.mvec, dtype=np.int64)
+        self.M = np.ascontiguousarray(model.mass_matrix, dtype=float)
+        self.diag = bool(np.count_nonzero(self.M - np.diag(np.diag(self.M))) == 0)
+        self.Minv = np.diag(1.0 / np.diag(self.M)) if self.diag else np.linalg.inv(self.M)
+        self.f = np.zeros(n)
+        for e in model.forces:
+            self.f += np.asarray(e.g, float)[:n]
+        self.rel = float(formulation.regularization.rel)
+        self.tau = float(schur_pivot_ratio)
+        self.motions = tuple((start + r, mo) for start, g in zip(np.cumsum([0] + [g.rows for g in model.constraints]),
+                                                                 model.constraints) for r, mo in g.motions)
+        self.ddf = np.zeros(m)
+        self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)
+        self.A, self.gamma = np.zeros((m, n + 1)), np.zeros(m)
+        self.B, self.S, self.lam = np.zeros((m, n)), np.zeros((m, m)), np.zeros(m)
+        self.paths = [0, 0]
+
+    def __call__(self, t, y):
+        for row, motion in self.motions:
+            self.ddf[row] = motion(t)[2]
+        out, path = self.kernel(y, self.ddf, self.prim, self.pval, self.mcols, self.mloc, self.mvec, self.M,
+                                self.Minv, self.diag, self.f, self.rel, self.tau, self.qe, self.ve, self.A,
+                                self.gamma, self.B, self.S, self.lam)
+        if path < 0:      # not positive definite: the reference path raises the explanatory error
+            q, v = self.formulation.split(y)
+            return np.concatenate([v, self.formulation._solve(t, q, v)[1]])
+        self.paths[path] += 1
+        return out
+
+
+def fast_lagrange_rhs(formulation, fast: bool = True):
+    """A :class:`FastLagrangeRhs` for ``formulation`` (a formulations.lagrange.Lagrange), or None if
+    ``fast`` is False, numba is not installed or the model is not supported (see :func:`supported`)."""
+    if not fast or not numba_available() or supported(formulation) is not None:
+        return None
+    return FastLagrangeRhs(formulation)
