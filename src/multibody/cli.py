@@ -5,7 +5,6 @@ printed as one paragraph on stderr with exit code 2 and no traceback; a failed r
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import click
 
 from .errors import MultibodyError
+from .userfiles import load_module
 from .model.system import Model
 
 EXIT_USER_ERROR = 2
@@ -28,21 +28,8 @@ def load_model(spec: str) -> tuple[Model, float]:
     if spec in MODELS:
         entry = MODELS[spec]
         return entry.factory(), entry.t_end
-    path = Path(spec)
-    if path.suffix != ".py":
-        raise MultibodyError(f"unknown model '{spec}': not a built-in model (see 'multibody models') "
-                             "and not a path to a .py file.")
-    if not path.is_file():
-        raise MultibodyError(f"model file '{spec}' does not exist.")
-    module_spec = importlib.util.spec_from_file_location(f"multibody_user_{path.stem}", path)
-    module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:  # the user's file: report, never a traceback
-        raise MultibodyError(f"model file '{spec}' failed to load: {type(exc).__name__}: {exc}") from None
-    build = getattr(module, "build", None)
-    if not callable(build):
-        raise MultibodyError(f"model file '{spec}' does not define a function build() returning a model.")
+    module = load_module(spec)
+    build = module.build
     try:
         model = build()
     except MultibodyError:

@@ -24,7 +24,7 @@ from .model.system import Model
 class KinematicTolerance:
     """position: Newton stops when |Phi| <= position * length_scale;
     consistency: given velocities are accepted when |A v + Phi_t| <= consistency * max(|A| |v|, |Phi_t|)
-    after the correction of the free ones; max_iterations: Newton iterations before giving up."""
+    after the correction of the free ones (v before and after the correction); max_iterations: Newton iterations before giving up."""
 
     position: float = 1e-12
     consistency: float = 1e-9
@@ -78,9 +78,10 @@ def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0,
         return v
     _, A, Phi_t, _ = ws.velocity_constraints(t, q, v)
     free = _free(model.n, given)
+    guess_scale = np.max(np.abs(A) @ np.abs(v))     # round-off of the correction is relative to the guess
     v[free] += min_norm_solve(A[:, free], -(A @ v + Phi_t))
     residual = A @ v + Phi_t
-    scale = max(np.max(np.abs(A) @ np.abs(v)), np.max(np.abs(Phi_t)), np.finfo(float).tiny)
+    scale = max(guess_scale, np.max(np.abs(A) @ np.abs(v)), np.max(np.abs(Phi_t)), np.finfo(float).tiny)
     if np.max(np.abs(residual)) > tol.consistency * scale:
         names = ", ".join(model.coordinate_names[i] for i in given) or "none"
         raise AssemblyError(

@@ -14,7 +14,7 @@ import numpy as np
 from .assembly import kinetic_energy
 from .errors import MultibodyError, SimulationError
 from .formulations.base import Formulation
-from .formulations.lagrange import Lagrange, Stabilization
+from .formulations.lagrange import Lagrange
 from .integrate.explicit import IntegrationError, RungeKutta
 from .integrate.tableaux import TABLEAUX
 from .kinematics import consistent_state

@@ -15,7 +15,6 @@ Dask is the optional extra ``sweep``: ``pip install 'multibody[sweep]'``.
 """
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import itertools
 import math
@@ -29,6 +28,7 @@ import numpy as np
 
 from .errors import MultibodyError
 from .sweep_table import SweepTable
+from .userfiles import load_module
 
 RUN_KEYS = ("t_end", "rtol", "atol", "integrator", "step", "formulation")
 PREFIXES = ("q0:", "v0:", "lock:")
@@ -58,17 +58,7 @@ def resolve_model(spec: str) -> ModelSpec:
         e = MODELS[spec]
         return ModelSpec(spec, e.factory, e.t_end, tuple(e.events))
     path = Path(spec)
-    if path.suffix != ".py" or not path.is_file():
-        raise MultibodyError(f"unknown model '{spec}': not a built-in model (see 'multibody models') and "
-                             "not an existing .py file defining build(**parameters).")
-    mspec = importlib.util.spec_from_file_location(f"multibody_sweep_{path.stem}", path)
-    module = importlib.util.module_from_spec(mspec)
-    try:
-        mspec.loader.exec_module(module)
-    except Exception as exc:  # the user's file: report, never a traceback
-        raise MultibodyError(f"model file '{spec}' failed to load: {type(exc).__name__}: {exc}") from None
-    if not callable(getattr(module, "build", None)):
-        raise MultibodyError(f"model file '{spec}' does not define a function build(**parameters).")
+    module = load_module(spec, "build(**parameters)")
     return ModelSpec(str(path), module.build, float(getattr(module, "T_END", 1.0)))
 
 

@@ -10,17 +10,13 @@ e_a . (p_b - p_a) along the axis from the joint point on a.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
 from ..errors import ModelError
 from ..planar import rotate
-from .constraints import Angle, Coincident, CoordinateDriver, Distance, LineProjection
-from .forces import ConstantForce, GeneralizedForce, PointForce, SpringDampers
-from .markers import MarkerSet
 from .motion import Motion
-from .system import BodyInfo, Model, _generic_group, check_model
+from .system import Model
 
 
 @dataclass

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .markers import MarkerSet, MarkerValues
+from .markers import MarkerSet
 from .motion import Motion
 
 
