@@ -26,9 +26,7 @@ from typing import Callable
 import numpy as np
 import scipy.optimize as so
 
-from .errors import MultibodyError, SimulationError
-from .integrate.explicit import IntegrationError, RungeKutta
-from .integrate.tableaux import TABLEAUX
+from .errors import MultibodyError
 from .kinematics import consistent_state
 from .model.system import Model
 from .topology import TRANSITIONS, transition
@@ -165,22 +163,16 @@ def _check_events(events, t_start, t_end, method):
 
 def _segment(model, form, t0, q, v, t_stop, options, watched, counts):
     """Integrate from t0 to t_stop or to the first state event; returns (rec, rk, (t, y, events))."""
-    from .runner import Recorder
+    from .runner import Recorder, advance, make_stepper
 
     y = form.initial_state(t0, q, v)
-    rk = RungeKutta(form.rhs, t0, y, t_stop, tableau=TABLEAUX[options.integrator], rtol=options.rtol,
-                    atol=options.atol, fixed_step=options.step, max_step=options.max_step,
-                    error_filter=form.error_filter)
+    rk = make_stepper(model, form, t0, y, t_stop, options)
     rec = Recorder(model, form)
     rec.record(t0, y)
     active = [e for e in watched if counts[id(e)] < e.max_count]
     g_old = [e.condition(t0, *_split(form, t0, y)) for e in active]
     while rk.t < t_stop:
-        try:
-            step = rk.step()
-            y_new = form.after_step(step.t, step.y)
-        except IntegrationError as exc:
-            raise SimulationError(f"model '{model.name}': {exc}") from None
+        step, y_new = advance(model, form, rk)
         y_end = step.y if y_new is None else y_new
         g_new = [e.condition(step.t, *_split(form, step.t, y_end)) for e in active]
         fired = [(i, e) for i, e in enumerate(active) if e.crossed(g_old[i], g_new[i])]

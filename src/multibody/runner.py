@@ -55,7 +55,8 @@ class Recorder:
         form, ws = self.form, self.form.ws
         q, v = form.split(y)
         acc = form.accelerations(t, q, v)
-        Phi, A, Phi_t, _ = ws.velocity_constraints(t, q, v)     # A = C = [Phi_q; Psi] (paper 003)
+        sparse = getattr(form, "sparse", False)     # issue 7 item 3: sparse A, no dense per-step diagnostics
+        Phi, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)
         T, V = kinetic_energy(self.model.mass(q), v), ws.potential(t, q)
         self.t.append(t)
         for key, val in (("q", q), ("v", v), ("a", acc.vdot),
@@ -68,7 +69,8 @@ class Recorder:
         if self.reactions is not None:
             self.extra.setdefault("reactions", []).append(self.reactions.values(q, A, acc.multipliers))
             self.extra_labels["reactions"] = self.reactions.labels
-        for key, (values, labels) in {**self.flags.record(q, A), **form.channels(t, y)}.items():
+        flags = {} if sparse else self.flags.record(q, A)
+        for key, (values, labels) in {**flags, **form.channels(t, y)}.items():
             self.extra.setdefault(key, []).append(np.asarray(values, dtype=float))
             self.extra_labels[key] = tuple(labels)
 
@@ -124,28 +126,39 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     form = make_formulation(formulation, model, **(formulation_options or {}))
     q, v = consistent_state(model, t_start, ws=form.ws)
     y = form.initial_state(t_start, q, v)
-    try:
-        rk = RungeKutta(form.rhs, t_start, y, t_end, tableau=TABLEAUX[options.integrator], rtol=options.rtol,
-                        atol=options.atol, fixed_step=options.step, max_step=options.max_step,
-                        error_filter=form.error_filter)
-    except IntegrationError as exc:
-        raise SimulationError(f"model '{model.name}': {exc}") from None
+    rk = make_stepper(model, form, t_start, y, t_end, options)
     rec = Recorder(model, form)
     rec.record(t_start, y)
     wall = time.perf_counter()
     with _progress(progress, t_start, t_end) as bar:
         while rk.t < t_end:
-            try:
-                step = rk.step()
-                y_new = form.after_step(step.t, step.y)
-            except IntegrationError as exc:
-                raise SimulationError(f"model '{model.name}': {exc}") from None
+            step, y_new = advance(model, form, rk)
             if y_new is not None:
                 rk.reset(step.t, y_new)
             rec.record(rk.t, rk.y)
             bar.update(rk.t)
     wall = time.perf_counter() - wall
     return rec.result(_summary(model, form, options, rec, rk, wall, t_end, formulation))
+
+
+def make_stepper(model: Model, form: Formulation, t0: float, y: np.ndarray, t_stop: float,
+                 options: RunOptions) -> RungeKutta:
+    """The Runge-Kutta stepper of a run segment, with the formulation's error filter."""
+    try:
+        return RungeKutta(form.rhs, t0, y, t_stop, tableau=TABLEAUX[options.integrator], rtol=options.rtol,
+                          atol=options.atol, fixed_step=options.step, max_step=options.max_step,
+                          error_filter=form.error_filter)
+    except IntegrationError as exc:
+        raise SimulationError(f"model '{model.name}': {exc}") from None
+
+
+def advance(model: Model, form: Formulation, rk: RungeKutta):
+    """One accepted step and the formulation's after-step action: (Step, new y or None)."""
+    try:
+        step = rk.step()
+        return step, form.after_step(step.t, step.y)
+    except IntegrationError as exc:
+        raise SimulationError(f"model '{model.name}': {exc}") from None
 
 
 def _summary(model, form, options, rec, rk, wall, t_end, formulation) -> dict:
