@@ -81,6 +81,24 @@ class Workspace:
             start += g.rows
         return Phi, A[:, :n], Phi_t, gamma
 
+    def sparse_constraints(self, t, q, v):
+        """Phi (m,), A (m, n) as scipy.sparse CSR (never densified), Phi_t (m,), gamma (m,): the same values
+        as :meth:`constraints`, in the fixed pattern ``rows``/``cols`` (issue 7 item 3, see sparse.py)."""
+        if getattr(self, "_pattern", None) is None:
+            from .sparse import SparsePattern
+            self._pattern = SparsePattern(self)
+        m = self.m
+        qe, ve = self.extend(q, v)
+        Phi, Phi_t, gamma, jacs = np.empty(m), np.empty(m), np.empty(m), []
+        start = 0
+        for g in self.model.constraints:
+            val = g.evaluate(t, qe, ve)
+            sl = slice(start, start + g.rows)
+            Phi[sl], Phi_t[sl], gamma[sl] = val.phi, val.phi_t, val.gamma
+            jacs.append(np.broadcast_to(val.jac, self.cols[len(jacs)].shape))
+            start += g.rows
+        return Phi, self._pattern.matrix(jacs), Phi_t, gamma
+
     def velocity_constraints(self, t, q, v):
         """Phi (m,), C = [Phi_q; Psi] (m + h, n), b = [Phi_t; psi_t] (m + h,), Gamma (m + h,):
         velocity constraints C v + b = 0 and acceleration constraints C q'' = Gamma (paper 003 eqs 4-9).

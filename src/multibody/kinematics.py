@@ -27,7 +27,9 @@ class KinematicTolerance:
     after the correction of the free ones (v before and after the correction); max_iterations: Newton iterations before giving up."""
 
     position: float = 1e-12
-    consistency: float = 1e-9
+    # above the rank tolerance of the minimum-norm solve (sqrt(eps) ~ 1.5e-8), which near a singular
+    # configuration leaves residuals of that relative size; user errors are of order one
+    consistency: float = 1e-6
     max_iterations: int = 50
 
 
@@ -44,9 +46,14 @@ def _worst(model: Model, residual: np.ndarray, count: int = 5) -> str:
 
 
 def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws: Workspace | None = None,
-                    tol: KinematicTolerance = KinematicTolerance()) -> np.ndarray:
-    """q with Phi(q, t) = 0, starting from the guess q and keeping the coordinates ``hold`` fixed."""
+                    tol: KinematicTolerance = KinematicTolerance(), sparse: bool | None = None) -> np.ndarray:
+    """q with Phi(q, t) = 0, starting from the guess q and keeping the coordinates ``hold`` fixed.
+    ``sparse`` (None: automatic, see :func:`multibody.sparse.use_sparse`): Gauss-Newton steps
+    dq = -A^T (A A^T)^-1 Phi with a sparse A of full row rank (multibody.sparse)."""
     ws = ws or Workspace(model)
+    if sparse is None and _sparse(model, None):     # automatic: dense if A turns out rank deficient
+        return _auto(solve_positions, model, q, t, hold=hold, ws=ws, tol=tol)
+    sparse = _sparse(model, sparse)
     q = np.array(q, dtype=float)
     if ws.m == 0:
         return q
@@ -54,12 +61,12 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
     zero = np.zeros(model.n)
     limit = tol.position * model.length_scale
     for _ in range(tol.max_iterations):
-        Phi, A, _, _ = ws.constraints(t, q, zero)
+        Phi, A, _, _ = (ws.sparse_constraints if sparse else ws.constraints)(t, q, zero)
         if not np.all(np.isfinite(Phi)):
             break
         if np.max(np.abs(Phi)) <= limit:
             return q
-        q[free] -= min_norm_solve(A[:, free], Phi)
+        q[free] -= _min_norm(A[:, free], Phi, sparse)
     Phi = ws.constraints(t, q, zero)[0]
     names = ", ".join(model.coordinate_names[i] for i in hold) or "none"
     raise AssemblyError(
@@ -69,19 +76,23 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
 
 
 def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0, *, given=(),
-                     ws: Workspace | None = None, tol: KinematicTolerance = KinematicTolerance()) -> np.ndarray:
+                     ws: Workspace | None = None, tol: KinematicTolerance = KinematicTolerance(),
+                     sparse: bool | None = None) -> np.ndarray:
     """v with C v + b = 0 (holonomic and nonholonomic rows, paper 003 eq. 4; A v + Phi_t = 0 without
     nonholonomic rows): the minimum-norm change of the guess on the coordinates not ``given``."""
     ws = ws or Workspace(model)
     v = np.array(v, dtype=float)
     if ws.m + ws.h == 0:
         return v
-    _, A, Phi_t, _ = ws.velocity_constraints(t, q, v)
+    if sparse is None and _sparse(model, None):     # automatic: dense if A turns out rank deficient
+        return _auto(solve_velocities, model, q, v, t, given=given, ws=ws, tol=tol)
+    sparse = _sparse(model, sparse)
+    _, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)
     free = _free(model.n, given)
-    guess_scale = np.max(np.abs(A) @ np.abs(v))     # round-off of the correction is relative to the guess
-    v[free] += min_norm_solve(A[:, free], -(A @ v + Phi_t))
+    guess_scale = np.max(abs(A) @ np.abs(v))     # round-off of the correction is relative to the guess
+    v[free] += _min_norm(A[:, free], -(A @ v + Phi_t), sparse)
     residual = A @ v + Phi_t
-    scale = max(guess_scale, np.max(np.abs(A) @ np.abs(v)), np.max(np.abs(Phi_t)), np.finfo(float).tiny)
+    scale = max(guess_scale, np.max(abs(A) @ np.abs(v)), np.max(np.abs(Phi_t)), np.finfo(float).tiny)
     if np.max(np.abs(residual)) > tol.consistency * scale:
         names = ", ".join(model.coordinate_names[i] for i in given) or "none"
         raise AssemblyError(
@@ -91,8 +102,31 @@ def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0,
     return v
 
 
+def _sparse(model: Model, sparse) -> bool:
+    from .sparse import use_sparse
+    return use_sparse(model, sparse)
+
+
+def _auto(solve, *args, **kw):
+    """solve(..., sparse=True), and the dense solve if the sparse one finds A rank deficient."""
+    from .errors import SimulationError
+    try:
+        return solve(*args, **kw, sparse=True)
+    except SimulationError:
+        return solve(*args, **kw, sparse=False)
+
+
+def _min_norm(A, r, sparse: bool) -> np.ndarray:
+    """A^+ r: dense SVD (min_norm_solve) or, sparse, A^T (A A^T)^-1 r (multibody.sparse)."""
+    if not sparse:
+        return min_norm_solve(A, r)
+    from .sparse import min_norm_correction
+    return min_norm_correction(A, r, "kinematic solve")
+
+
 def consistent_state(model: Model, t: float = 0.0, *, q=None, v=None, ws: Workspace | None = None):
-    """(q, v) consistent with the constraints, from the model's initial data (or the given guesses)."""
+    """(q, v) consistent with the constraints, from the model's initial data (or the given guesses);
+    large eligible models use the sparse solves (see :func:`multibody.sparse.use_sparse`)."""
     ws = ws or Workspace(model)
     q = model.q0 if q is None else q
     v = model.v0 if v is None else v

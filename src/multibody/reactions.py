@@ -59,7 +59,7 @@ class ReactionMap:
         if lam is None or not np.all(np.isfinite(lam)):
             return np.full((E, 5), np.nan)
         Q = np.zeros((self.n + 1, self.rows_of.shape[1]))
-        Q[: self.n] = -(A * lam[:, None]).T @ self.rows_of              # Q_j, one column per joint
+        Q[: self.n] = -(A.T @ (lam[:, None] * self.rows_of))           # Q_j, one column per joint (A dense or sparse)
         qe = np.append(q, 0.0)
         F = Q[self.cols[:, :2], self.joint[:, None]]                    # (E, 2)
         Mz = Q[self.cols[:, 2], self.joint]

@@ -71,7 +71,8 @@ class Lagrange(Formulation):
     def __init__(self, model, *, stabilization: Stabilization = Stabilization(), eliminate=(), choose_rows=None,
                  regularization: Regularization = Regularization(),
                  rank_tol: RankTolerance = RankTolerance(),
-                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10), fast: bool = True):
+                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10), fast: bool = True,
+                 sparse: bool | None = None):
         super().__init__(model)
         self.stabilization = stabilization
         self.regularization = regularization
@@ -85,6 +86,12 @@ class Lagrange(Formulation):
         # issue 7: compiled rhs (multibody.fast) when numba is installed and the model is supported
         from ..fast import fast_lagrange_rhs
         self.fast_rhs = fast_lagrange_rhs(self, fast)
+        # issue 7 item 3: sparse path for large models (multibody.sparse; None = automatic)
+        from ..sparse import SparseLagrange, lagrange_sparse
+        self.sparse = lagrange_sparse(self, sparse, eliminate, choose_rows)
+        self.sparse_path = SparseLagrange(self) if self.sparse else None
+        if self.sparse:
+            self.fast_rhs, self.choose_rows = None, False
 
     def initial_state(self, t, q, v):
         """[q, v]; with ``eliminate``, checks that the eliminated rows are redundant at the start
@@ -138,10 +145,15 @@ class Lagrange(Formulation):
         self.nfev += 1
         if self.fast_rhs is not None:
             return self.fast_rhs(t, y)
+        if self.sparse:
+            return self.sparse_path.rhs(t, y)
         q, v = self.split(y)
         return np.concatenate([v, self._solve(t, q, v)[1]])
 
     def accelerations(self, t, q, v):
+        if self.sparse:     # the Schur multipliers are the unique ones (full row rank)
+            vdot, lam = self.sparse_path.solve(t, q, v)[:2]
+            return Accelerations(vdot, lam, {"rank": self.ws.m, "multipliers": "unique (sparse, full row rank)"})
         terms, vdot = self._solve(t, q, v)
         lam = np.zeros(self.ws.m + self.ws.h)
         lam[self.keep] = min_norm_solve(terms.A.T, terms.f - terms.M @ vdot, self.rank_tol)
@@ -149,15 +161,18 @@ class Lagrange(Formulation):
         kind = "minimum-norm" if len(self.keep) == len(lam) else "elimination + minimum-norm"
         return Accelerations(vdot, lam, {"rank": rank, "multipliers": kind})
 
+    def summary(self) -> dict:
+        return self.sparse_path.summary() if self.sparse else {}
+
     def after_step(self, t, y):
         if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
             return y if self._choose_rows(t, *self.split(y)) else None
         q, v = self.split(y)
         try:
-            q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol)
+            q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol, sparse=self.sparse)
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
-        v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK)
+        v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK, sparse=self.sparse)
         self._choose_rows(t, q, v)
         return np.concatenate([q, v])
 
@@ -166,6 +181,8 @@ class Lagrange(Formulation):
         NORMAL_ERROR_WEIGHT, for the integrator's step-size control: the projection after the step
         removes them, so they need not meet the tolerance, only stay small enough for the projection
         to land on the nearest point of the same assembly branch."""
+        if self.sparse:
+            return self.sparse_path.tangent_error(t, y, err, NORMAL_ERROR_WEIGHT)
         n = self.model.n
         q, v = self.split(y)
         C = self.ws.velocity_constraints(t, q, v)[1]

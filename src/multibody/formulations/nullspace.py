@@ -98,6 +98,7 @@ class NullSpace(Formulation):
         self._wmax = 0.0
         self.events: list[dict] = []
         self.error_filter = self._tangent_error
+        self.dense_note = _dense_note(model)
 
     # ------------------------------------------------------------------ state layout
     def initial_state(self, t, q, v):
@@ -233,6 +234,7 @@ class NullSpace(Formulation):
         scale = self._wmax or 1.0
         k = int(np.argmax(jumps))
         return {
+            **({"linear_algebra": self.dense_note} if self.dense_note else {}),
             "basis": self.basis, "generic_rank": self.generic_rank, "dof": self.f,
             "redundancy": self.ws.m + self.ws.h - self.generic_rank,
             "rank_tolerance": {"rtol": self.rank_tol.rtol, "atol": self.rank_tol.atol},
@@ -241,3 +243,17 @@ class NullSpace(Formulation):
             "singular_events": [{k2: e[k2] for k2 in ("t", "rank", "continuing", "new")}
                                 for e in self.events],
         }
+
+
+def _dense_note(model) -> str | None:
+    """For models with n >= multibody.sparse.SPARSE_MIN_COORDINATES: a warning (and summary entry) that this
+    formulation uses dense linear algebra (SVD/QR of A, O(n^3) per step; issue 7 item 3), else None."""
+    import warnings
+    from ..sparse import SPARSE_MIN_COORDINATES
+    if model.n < SPARSE_MIN_COORDINATES:
+        return None
+    note = (f"dense: the nullspace formulation uses dense linear algebra (O(n^3) per step) and model "
+            f"'{model.name}' has n = {model.n} >= {SPARSE_MIN_COORDINATES} coordinates; the lagrange formulation "
+            "has a sparse path for large models")
+    warnings.warn(note, RuntimeWarning, stacklevel=3)
+    return note
