@@ -102,3 +102,16 @@ def test_baumgarte_and_rk4_options():
     r = simulate(model, t_end=2.0, options=RunOptions(integrator="rk4", step=1e-3))
     assert r.summary["steps"] == 2000
     assert r.summary["energy_drift_rel"] < 1e-6
+
+
+def test_output_interval_thins_the_stored_series_only():
+    """Storing one state per 0.1 s changes what is stored, not the motion: same steps, same final
+    state, first and last times kept, stored times at least 0.1 s apart."""
+    model = MODELS["pendulum"].factory()
+    every = simulate(model, t_end=2.0)
+    thin = simulate(model, t_end=2.0, options=RunOptions(output_interval=0.1))
+    assert thin.summary["steps"] == every.summary["steps"]
+    np.testing.assert_array_equal(thin.q[-1], every.q[-1])
+    assert thin.t[0] == 0.0 and thin.t[-1] == 2.0
+    assert np.all(np.diff(thin.t[:-1]) >= 0.1 * (1 - 1e-9))
+    assert 10 <= len(thin.t) <= 21 < len(every.t)

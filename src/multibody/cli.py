@@ -85,6 +85,9 @@ def models_cmd():
               help="dopri5 (Dormand-Prince 5(4)), dop853 (8(5,3)), rk4 (fixed step, needs --step) or "
                    "energy-momentum (spatial models, paper 004; --step, --formulation constrained|reduced).")
 @click.option("--step", type=float, default=None, help="Fixed step size [s] (no error control).")
+@click.option("--output-interval", type=float, default=0.0, show_default=True,
+              help="Store at most one state per interval [s] in the result (0: every accepted step); "
+                   "the first and last states and events are always stored.")
 @click.option("--formulation", default="lagrange", show_default=True, help="Equations of motion.")
 @click.option("--stabilization", type=click.Choice(["projection", "baumgarte", "none"]), default="projection",
               show_default=True, help="Constraint stabilisation of the lagrange formulation.")
@@ -104,14 +107,14 @@ def models_cmd():
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG figures into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def run_cmd(model, t_end, rtol, atol, integrator, step, formulation, stabilization, transition, basis, eliminate,
+def run_cmd(model, t_end, rtol, atol, integrator, step, output_interval, formulation, stabilization, transition, basis, eliminate,
             out, csv_path, plot_dir, as_json):
     """Simulate MODEL (a built-in name or a .py file defining build())."""
     from .formulations.lagrange import Stabilization
     from .runner import RunOptions, simulate
 
     mdl, default_t = load_model(model)
-    options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step)
+    options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval)
     form_opts = ({"stabilization": Stabilization(stabilization)} if formulation in ("lagrange", "projection")
                  else {})
     if formulation == "nullspace":

@@ -134,8 +134,8 @@ def simulate_events(model: Model, *, t_end: float, t_start: float, formulation: 
         log.append(entry)
         form = make_formulation(formulation, model, **formulation_options)
         if t >= t_end - eps_t:
-            rec2 = Recorder(model, form)
-            rec2.record(t, form.initial_state(t, q, v))
+            rec2 = Recorder(model, form, options.output_interval)
+            rec2.record(t, form.initial_state(t, q, v), force=True)
             segments.append((model, form, rec2, None))
             break
     wall = time.perf_counter() - wall
@@ -167,8 +167,8 @@ def _segment(model, form, t0, q, v, t_stop, options, watched, counts):
 
     y = form.initial_state(t0, q, v)
     rk = make_stepper(model, form, t0, y, t_stop, options)
-    rec = Recorder(model, form)
-    rec.record(t0, y)
+    rec = Recorder(model, form, options.output_interval)
+    rec.record(t0, y, force=True)
     active = [e for e in watched if counts[id(e)] < e.max_count]
     g_old = [e.condition(t0, *_split(form, t0, y)) for e in active]
     while rk.t < t_stop:
@@ -179,12 +179,12 @@ def _segment(model, form, t0, q, v, t_stop, options, watched, counts):
         if fired:
             t_star, y_star, due = _locate(form, step, fired, g_old, g_new)
             _split(form, t_star, y_star)
-            rec.record(t_star, y_star)
+            rec.record(t_star, y_star, force=True)
             return rec, rk, (t_star, y_star, due)
         g_old = g_new
         if y_new is not None:
             rk.reset(step.t, y_new)
-        rec.record(rk.t, rk.y)
+        rec.record(rk.t, rk.y, force=rk.t >= t_stop)
     return rec, rk, (rk.t, rk.y, [])
 
 

@@ -39,11 +39,15 @@ def make_formulation(name: str, model: Model, **options) -> Formulation:
     return FORMULATIONS[name](model, **options)
 
 
+#: relative slack when comparing a step's time with the next output time (round-off of t sums)
+OUTPUT_TIME_RTOL = 1e-9
+
+
 class Recorder:
     """Collects the per-step series of a run."""
 
-    def __init__(self, model: Model, form: Formulation):
-        self.model, self.form = model, form
+    def __init__(self, model: Model, form: Formulation, interval: float = 0.0):
+        self.model, self.form, self.interval = model, form, float(interval)
         self.t, self.rows, self.extra = [], {k: [] for k in ("q", "v", "a", "multipliers", "energy",
                                                               "violation")}, {}
         self.extra_labels = {}
@@ -51,7 +55,11 @@ class Recorder:
         from .analysis.solvability import ReactionFlags
         self.flags = ReactionFlags(model, self.reactions)   # which of them are unique (paper 003)
 
-    def record(self, t: float, y: np.ndarray) -> None:
+    def record(self, t: float, y: np.ndarray, force: bool = False) -> None:
+        """Store the state at t: every call when ``interval`` is 0, else only once ``interval`` has
+        passed since the last stored time (``force``: always, e.g. the first and last state, events)."""
+        if not force and self.t and t < self.t[-1] + self.interval * (1 - OUTPUT_TIME_RTOL):
+            return
         form, ws = self.form, self.form.ws
         q, v = form.split(y)
         acc = form.accelerations(t, q, v)
@@ -95,13 +103,15 @@ class Recorder:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Integration options: integrator name, tolerances, fixed step (required by rk4), max step."""
+    """Integration options: integrator name, tolerances, fixed step (required by rk4), max step, and the
+    output interval of the stored series (the run's first and last state and events are always stored)."""
 
     integrator: str = "dopri5"
     rtol: float = 1e-6
     atol: float = 1e-8
     step: float | None = None
     max_step: float = np.inf
+    output_interval: float = 0.0    # 0: store every accepted step; > 0: at most one state per interval
 
 
 def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: str = "lagrange",
@@ -127,15 +137,15 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     q, v = consistent_state(model, t_start, ws=form.ws)
     y = form.initial_state(t_start, q, v)
     rk = make_stepper(model, form, t_start, y, t_end, options)
-    rec = Recorder(model, form)
-    rec.record(t_start, y)
+    rec = Recorder(model, form, options.output_interval)
+    rec.record(t_start, y, force=True)
     wall = time.perf_counter()
     with _progress(progress, t_start, t_end) as bar:
         while rk.t < t_end:
             step, y_new = advance(model, form, rk)
             if y_new is not None:
                 rk.reset(step.t, y_new)
-            rec.record(rk.t, rk.y)
+            rec.record(rk.t, rk.y, force=rk.t >= t_end)
             bar.update(rk.t)
     wall = time.perf_counter() - wall
     return rec.result(_summary(model, form, options, rec, rk, wall, t_end, formulation))
@@ -188,6 +198,8 @@ def _check_options(o: RunOptions, t0: float, t1: float) -> None:
     for name, val in (("rtol", o.rtol), ("atol", o.atol)):
         if not (np.isfinite(val) and val > 0):
             raise MultibodyError(f"{name} must be a positive number, got {val}.")
+    if not (np.isfinite(o.output_interval) and o.output_interval >= 0):
+        raise MultibodyError(f"the output interval must be a non-negative number, got {o.output_interval}.")
     if o.step is not None and not (np.isfinite(o.step) and o.step > 0):
         raise MultibodyError(f"the step must be a positive number, got {o.step}.")
     if not (np.isfinite(t1) and t1 > t0):
