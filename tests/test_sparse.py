@@ -59,7 +59,7 @@ def test_sparse_rhs_equals_dense_n50_within_conditioning():
     dense = make_formulation("lagrange", model, fast=False, sparse=False)
     sparse = make_formulation("lagrange", model, sparse=True)
     for y in _states(model, dense):
-        q, v = dense.split(y)
+        q, v = dense.split(0.0, y)
         A, Minv = dense.ws.constraints(0.2, q, v)[1], np.diag(1.0 / np.diag(model.mass(q)))
         bound = max(1e-12, 4 * np.finfo(float).eps * np.linalg.cond(A @ Minv @ A.T))
         a, b = dense.rhs(0.2, y), sparse.rhs(0.2, y)

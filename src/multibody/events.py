@@ -100,8 +100,7 @@ def _describe(action) -> str:
 
 
 def _split(form, t, y):
-    split_at = getattr(form, "split_at", None)
-    return split_at(t, y) if split_at is not None else form.split(y)
+    return form.split(t, y)
 
 
 # ----------------------------------------------------------------------------- the run

@@ -61,7 +61,7 @@ class Recorder:
         if not force and self.t and t < self.t[-1] + self.interval * (1 - OUTPUT_TIME_RTOL):
             return
         form, ws = self.form, self.form.ws
-        q, v = form.split(y)
+        q, v = form.split(t, y)
         acc = form.accelerations(t, q, v)
         sparse = getattr(form, "sparse", False)     # issue 7 item 3: sparse A, no dense per-step diagnostics
         Phi, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)

@@ -178,13 +178,13 @@ class SparseLagrange:
         return vdot, lam, A, f
 
     def rhs(self, t, y):
-        q, v = self.form.split(y)
+        q, v = self.form.split(t, y)
         return np.concatenate([v, self.solve(t, q, v)[0]])
 
     def tangent_error(self, t, y, err, weight: float):
         """err with the normal parts of its q and v blocks scaled by ``weight`` (Lagrange._tangent_error)."""
         n = self.model.n
-        q, v = self.form.split(y)
+        q, v = self.form.split(t, y)
         A = self.ws.sparse_constraints(t, q, v)[1]
         out = err.copy()
         qv = err[:2 * n].reshape(2, n).T

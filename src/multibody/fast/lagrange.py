@@ -142,7 +142,7 @@ class FastLagrangeRhs:
                                 self.Minv, self.diag, self.f, self.rel, self.tau, self.qe, self.ve, self.A,
                                 self.gamma, self.B, self.S, self.lam)
         if path < 0:      # not positive definite: the reference path raises the explanatory error
-            q, v = self.formulation.split(y)
+            q, v = self.formulation.split(t, y)
             return np.concatenate([v, self.formulation._solve(t, q, v)[1]])
         self.paths[path] += 1
         return out

@@ -10,7 +10,8 @@ basis or use independent velocities) and exposes:
 3. ``after_step(t, y) -> y or None``: called after every accepted step (projection onto the
    constraint manifold, basis continuation, switching of independent coordinates); returns the new
    y if it changed it (the integrator then restarts its derivative there);
-4. ``split(y) -> (q, v)``: the redundant coordinates and velocities of y;
+4. ``split(t, y) -> (q, v)``: the redundant coordinates and velocities of y at time t (t matters
+   when dependent quantities are recovered under rheonomic constraints);
    ``error_filter`` (optional) tells the integrator which part of its local error estimate
    reaches the solution;
 5. ``accelerations(t, q, v) -> Accelerations``: q'', the multipliers and diagnostics at a state,
@@ -58,7 +59,7 @@ class Formulation:
     def initial_state(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         return np.concatenate([q, v])
 
-    def split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def split(self, t: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self.model.n
         return y[:n], y[n: 2 * n]
 

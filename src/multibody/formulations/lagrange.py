@@ -147,7 +147,7 @@ class Lagrange(Formulation):
             return self.fast_rhs(t, y)
         if self.sparse:
             return self.sparse_path.rhs(t, y)
-        q, v = self.split(y)
+        q, v = self.split(t, y)
         return np.concatenate([v, self._solve(t, q, v)[1]])
 
     def accelerations(self, t, q, v):
@@ -166,8 +166,8 @@ class Lagrange(Formulation):
 
     def after_step(self, t, y):
         if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
-            return y if self._choose_rows(t, *self.split(y)) else None
-        q, v = self.split(y)
+            return y if self._choose_rows(t, *self.split(t, y)) else None
+        q, v = self.split(t, y)
         try:
             q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol, sparse=self.sparse)
         except MultibodyError as exc:
@@ -184,7 +184,7 @@ class Lagrange(Formulation):
         if self.sparse:
             return self.sparse_path.tangent_error(t, y, err, NORMAL_ERROR_WEIGHT)
         n = self.model.n
-        q, v = self.split(y)
+        q, v = self.split(t, y)
         C = self.ws.velocity_constraints(t, q, v)[1]
         out = err.copy()
         qv = err[:2 * n].reshape(2, n).T

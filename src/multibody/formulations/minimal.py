@@ -60,18 +60,16 @@ class Minimal(Formulation):
         self._p, self._s = independent_coordinates(A[self._rows])
 
     def initial_state(self, t, q, v):
-        self._t = t
         self._q, self._v = np.array(q, float), np.array(v, float)
         self._choose(t, q, v)
         return np.concatenate([q[self._s], v[self._s]])
 
-    def split(self, y):
-        """(q, v) from y = (s, s'), recovering p (Newton on Phi = 0 with s held) and p'."""
+    def split(self, t, y):
+        """(q, v) from y = (s, s') at time t, recovering p (Newton on Phi = 0 with s held) and p'."""
         k = len(self._s)
         q, v = self._q.copy(), self._v.copy()
         q[self._s], v[self._s] = y[:k], y[k:2 * k]
         if self.ws.m:
-            t = self._t
             try:
                 q = solve_positions(self.model, q, t, hold=self._s, ws=self.ws, tol=self.position_tol)
             except MultibodyError as exc:
@@ -81,16 +79,8 @@ class Minimal(Formulation):
         self._q, self._v = q, v
         return q, v
 
-    _t = 0.0   # time of the state being split (set by rhs, after_step, split_at)
-
-    def split_at(self, t, y):
-        """split(y) at time t (for rheonomic constraints the recovery of p depends on t)."""
-        self._t = t
-        return self.split(y)
-
     def after_step(self, t, y):
-        self._t = t
-        q, v = self.split(y)
+        q, v = self.split(t, y)
         A = self.ws.constraints(t, q, v)[1][self._rows]
         if A.shape[0] == 0:
             return None
@@ -120,9 +110,8 @@ class Minimal(Formulation):
 
     def rhs(self, t, y):
         self.nfev += 1
-        self._t = t
         k = len(self._s)
-        q, v = self.split(y)
+        q, v = self.split(t, y)
         return np.concatenate([y[k:2 * k], self._solve(t, q, v)[1]])
 
     def accelerations(self, t, q, v):

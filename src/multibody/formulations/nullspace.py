@@ -92,7 +92,6 @@ class NullSpace(Formulation):
         self.recompute_guard = recompute_guard
         self.tracker = SingularTracker(self, screen=singular_screen)
         self.generic_rank = self.f = 0
-        self._t = 0.0
         self._last = None        # (t, rank, R_diag, w, T) of the last accepted state
         self._jumps: list[tuple[float, float]] = []
         self._wmax = 0.0
@@ -108,7 +107,6 @@ class NullSpace(Formulation):
         self.f = n - pqr.rank
         T = pqr.Q[:, pqr.rank:]
         w = T.T @ v
-        self._t = t
         self._store(t, pqr, w, T)
         return np.concatenate([q, w, T.ravel()])
 
@@ -117,9 +115,9 @@ class NullSpace(Formulation):
         n, f = self.model.n, self.f
         return y[:n], y[n:n + f], y[n + f:].reshape(n, f)
 
-    def split(self, y):
+    def split(self, t, y):
         x, w, T = self.unpack(y)
-        return x, self._velocity(self._t, x, w, T)[0]
+        return x, self._velocity(t, x, w, T)[0]
 
     def _velocity(self, t, x, w, T):
         """x' = T w + beta' (eq. 11b), A, the smooth pseudo-inverse of A and gamma(x') (None when
@@ -192,7 +190,6 @@ class NullSpace(Formulation):
         else:
             T_new = pqr.Q[:, self.generic_rank:]
             w, T = T_new.T @ (T @ w), T_new
-        self._t = t
         prev = self._last
         self._store(t, pqr, w, T)
         self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))

@@ -96,17 +96,12 @@ class Partitioning(Formulation):
         else:
             self.part = self._criterion(t, q, C, base).best_partition()
         self.initial_set = self.part.names(self.model)
-        self.t_hint = t
         return np.concatenate([q, v[list(self.part.independent)]])
 
-    def split(self, y):
+    def split(self, t, y):
         n = self.model.n
         q = y[:n]
-        return q, self._velocity(self.t_hint, q, y[n:])[0]
-
-    #: time used by split() (its contract has no t; v_D depends on t through Phi_t): the time of the
-    #: last initial_state or after_step, which is when the runner records
-    t_hint = 0.0
+        return q, self._velocity(t, q, y[n:])[0]
 
     def _velocity(self, t, q, v_I):
         """Full v (n,) from v_I (eqs 7, 9), with C (m, n) and the partition's D, J_DI, C_D."""
@@ -156,7 +151,6 @@ class Partitioning(Formulation):
     # ------------------------------------------------------------------ after a step
     def after_step(self, t, y):
         n = self.model.n
-        self.t_hint = t
         q = y[:n].copy()
         if self.ws.m:
             try:

@@ -64,7 +64,7 @@ class Projection(Lagrange):
 
     def after_step(self, t, y):
         y_new = super().after_step(t, y)
-        self._choose_rows(t, *self.split(y if y_new is None else y_new))
+        self._choose_rows(t, *self.split(t, y if y_new is None else y_new))
         return y_new
 
     def _solve(self, t, q, v):
