@@ -115,3 +115,19 @@ def test_damper_dissipates(rng):
     ws = Workspace(mb.build())
     q, v = np.array([2.0, 0.0]), np.array([0.5, 0.7])
     assert ws.forces(0, q, v) @ v == pytest.approx(-3.0 * 0.5 ** 2)
+
+
+def test_applied_force_and_torque_by_virtual_power(rng):
+    """Generalized forces of a point force F at a body point p and of a torque tau: f . v equals the
+    power F . p' + tau theta' for any velocity (principle of virtual power)."""
+    F, tau, s = np.array([3.0, -2.0]), 0.7, np.array([0.4, -0.1])
+    mb = ModelBuilder("forces")
+    mb.add_body("b", mass=1.0, inertia=0.1, position=(0.2, 0.3), angle=0.5)
+    mb.force("b", lambda t, q, v: F, on=s)
+    mb.torque("b", lambda t, q, v: tau)
+    ws = Workspace(mb.build())
+    for _ in range(5):
+        q, v = rng.standard_normal(3), rng.standard_normal(3)
+        c, sn = np.cos(q[2]), np.sin(q[2])
+        p_dot = v[:2] + v[2] * np.array([-(sn * s[0] + c * s[1]), c * s[0] - sn * s[1]])
+        assert ws.forces(0.0, q, v) @ v == pytest.approx(F @ p_dot + tau * v[2], rel=1e-12)
