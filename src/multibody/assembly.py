@@ -35,6 +35,16 @@ class Terms:
     gamma: np.ndarray
 
 
+def _pattern(groups):
+    """Row and column index (r_g, w_g) of every Jacobian entry of each group, and the total row count."""
+    rows, cols, start = [], [], 0
+    for g in groups:
+        rows.append(np.broadcast_to(np.arange(start, start + g.rows)[:, None], g.cols.shape))
+        cols.append(g.cols)
+        start += g.rows
+    return rows, cols, start
+
+
 class Workspace:
     """Per-model evaluation data: the Jacobian pattern and preallocated extended arrays.
 
@@ -46,19 +56,8 @@ class Workspace:
         n = model.n
         self.qe = np.zeros(n + 1)
         self.ve = np.zeros(n + 1)
-        self.rows, self.cols, start = [], [], 0
-        for g in model.constraints:
-            r = g.rows
-            self.rows.append(np.broadcast_to(np.arange(start, start + r)[:, None], g.cols.shape))
-            self.cols.append(g.cols)
-            start += r
-        self.m = start
-        self.nh_rows, self.nh_cols, start = [], [], 0
-        for g in model.nonholonomic:
-            self.nh_rows.append(np.broadcast_to(np.arange(start, start + g.rows)[:, None], g.cols.shape))
-            self.nh_cols.append(g.cols)
-            start += g.rows
-        self.h = start
+        self.rows, self.cols, self.m = _pattern(model.constraints)
+        self.nh_rows, self.nh_cols, self.h = _pattern(model.nonholonomic)
 
     def extend(self, q, v):
         n = self.model.n
@@ -66,20 +65,25 @@ class Workspace:
         self.ve[:n] = v
         return self.qe, self.ve
 
-    def constraints(self, t, q, v, *, need_jacobian=True):
-        """Phi (m,), A (m, n), Phi_t (m,), gamma (m,)."""
-        model, m, n = self.model, self.m, self.model.n
-        qe, ve = self.extend(q, v)
-        Phi, Phi_t, gamma = np.empty(m), np.empty(m), np.empty(m)
-        A = np.zeros((m, n + 1))
+    def _scatter(self, groups, rows_list, cols_list, count, t, qe, ve):
+        """Evaluate ``groups`` and place their values: (phi (count,), J (count, n + 1) with the dummy
+        ground column last, phi_t (count,), gamma (count,))."""
+        phi, phi_t, gamma = np.empty(count), np.empty(count), np.empty(count)
+        J = np.zeros((count, self.model.n + 1))
         start = 0
-        for g, rows, cols in zip(model.constraints, self.rows, self.cols):
+        for g, rows, cols in zip(groups, rows_list, cols_list):
             val = g.evaluate(t, qe, ve)
             sl = slice(start, start + g.rows)
-            Phi[sl], Phi_t[sl], gamma[sl] = val.phi, val.phi_t, val.gamma
-            A[rows, cols] = val.jac
+            phi[sl], phi_t[sl], gamma[sl] = val.phi, val.phi_t, val.gamma
+            J[rows, cols] = val.jac
             start += g.rows
-        return Phi, A[:, :n], Phi_t, gamma
+        return phi, J, phi_t, gamma
+
+    def constraints(self, t, q, v):
+        """Phi (m,), A (m, n), Phi_t (m,), gamma (m,)."""
+        qe, ve = self.extend(q, v)
+        Phi, A, Phi_t, gamma = self._scatter(self.model.constraints, self.rows, self.cols, self.m, t, qe, ve)
+        return Phi, A[:, : self.model.n], Phi_t, gamma
 
     def sparse_constraints(self, t, q, v):
         """Phi (m,), A (m, n) as scipy.sparse CSR (never densified), Phi_t (m,), gamma (m,): the same values
@@ -106,17 +110,9 @@ class Workspace:
         Phi, A, Phi_t, gamma = self.constraints(t, q, v)
         if not self.h:
             return Phi, A, Phi_t, gamma
-        n = self.model.n
         qe, ve = self.extend(q, v)
-        Psi, psi_t, g2 = np.zeros((self.h, n + 1)), np.empty(self.h), np.empty(self.h)
-        start = 0
-        for g, rows, cols in zip(self.model.nonholonomic, self.nh_rows, self.nh_cols):
-            val = g.evaluate(t, qe, ve)
-            sl = slice(start, start + g.rows)
-            psi_t[sl], g2[sl] = val.phi_t, val.gamma
-            Psi[rows, cols] = val.jac
-            start += g.rows
-        return Phi, np.vstack([A, Psi[:, :n]]), np.r_[Phi_t, psi_t], np.r_[gamma, g2]
+        _, Psi, psi_t, g2 = self._scatter(self.model.nonholonomic, self.nh_rows, self.nh_cols, self.h, t, qe, ve)
+        return Phi, np.vstack([A, Psi[:, : self.model.n]]), np.r_[Phi_t, psi_t], np.r_[gamma, g2]
 
     def forces(self, t, q, v) -> np.ndarray:
         qe, ve = self.extend(q, v)

@@ -99,10 +99,6 @@ def _describe(action) -> str:
     return action.describe() if hasattr(action, "describe") else getattr(action, "__name__", "action")
 
 
-def _split(form, t, y):
-    return form.split(t, y)
-
-
 # ----------------------------------------------------------------------------- the run
 def simulate_events(model: Model, *, t_end: float, t_start: float, formulation: str, options,
                     formulation_options: dict, events, transition_method: str = "lagrangian",
@@ -123,7 +119,7 @@ def simulate_events(model: Model, *, t_end: float, t_start: float, formulation: 
         t_stop = min(pending + [t_end])
         rec, rk, hit = _segment(model, form, t, q, v, t_stop, options, watched, counts)
         segments.append((model, form, rec, rk))
-        t, (q, v) = hit[0], _split(form, hit[0], hit[1])
+        t, (q, v) = hit[0], form.split(hit[0], hit[1])
         due = [e for e in timed if abs(e.t - t) <= eps_t] + hit[2]
         if not due:
             break
@@ -169,15 +165,14 @@ def _segment(model, form, t0, q, v, t_stop, options, watched, counts):
     rec = Recorder(model, form, options.output_interval)
     rec.record(t0, y, force=True)
     active = [e for e in watched if counts[id(e)] < e.max_count]
-    g_old = [e.condition(t0, *_split(form, t0, y)) for e in active]
+    g_old = [e.condition(t0, *form.split(t0, y)) for e in active]
     while rk.t < t_stop:
         step, y_new = advance(model, form, rk)
         y_end = step.y if y_new is None else y_new
-        g_new = [e.condition(step.t, *_split(form, step.t, y_end)) for e in active]
+        g_new = [e.condition(step.t, *form.split(step.t, y_end)) for e in active]
         fired = [(i, e) for i, e in enumerate(active) if e.crossed(g_old[i], g_new[i])]
         if fired:
             t_star, y_star, due = _locate(form, step, fired, g_old, g_new)
-            _split(form, t_star, y_star)
             rec.record(t_star, y_star, force=True)
             return rec, rk, (t_star, y_star, due)
         g_old = g_new
@@ -193,7 +188,7 @@ def _locate(form, step, fired, g_old, g_new):
     roots = []
     for i, e in fired:
         def g(s, e=e):
-            return e.condition(s, *_split(form, s, step.dense(s)))
+            return e.condition(s, *form.split(s, step.dense(s)))
         if g_new[i] == 0:
             roots.append((step.t, e))
         else:

@@ -181,17 +181,6 @@ class SparseLagrange:
         q, v = self.form.split(t, y)
         return np.concatenate([v, self.solve(t, q, v)[0]])
 
-    def tangent_error(self, t, y, err, weight: float):
-        """err with the normal parts of its q and v blocks scaled by ``weight`` (Lagrange._tangent_error)."""
-        n = self.model.n
-        q, v = self.form.split(t, y)
-        A = self.ws.sparse_constraints(t, q, v)[1]
-        out = err.copy()
-        qv = err[:2 * n].reshape(2, n).T
-        tangent = tangent_filter(A, qv)
-        out[:2 * n] = (tangent + weight * (qv - tangent)).T.ravel()
-        return out
-
     @staticmethod
     def summary() -> dict:
         return {"linear_algebra": "sparse (SuperLU, Schur complement A M^-1 A^T); per-step rank and "

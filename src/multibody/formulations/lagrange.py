@@ -37,6 +37,7 @@ from ..kinematics import KinematicTolerance, solve_positions, solve_velocities
 from ..linalg import (RankTolerance, Regularization, gauss_solve, min_norm_solve, pivoted_qr,
                       row_space_filter)
 from ..assembly import Terms
+from ..sparse import SparseLagrange, lagrange_sparse, tangent_filter
 from .base import Accelerations, Formulation
 
 
@@ -83,15 +84,14 @@ class Lagrange(Formulation):
         self.choose_rows = choose_rows   # None: decided in initial_state (nonholonomic or redundant rows)
         if stabilization.kind == "projection" and self.ws.m + self.ws.h:
             self.error_filter = self._tangent_error
-        # issue 7: compiled rhs (multibody.fast) when numba is installed and the model is supported
-        from ..fast import fast_lagrange_rhs
-        self.fast_rhs = fast_lagrange_rhs(self, fast)
         # issue 7 item 3: sparse path for large models (multibody.sparse; None = automatic)
-        from ..sparse import SparseLagrange, lagrange_sparse
         self.sparse = lagrange_sparse(self, sparse, eliminate, choose_rows)
         self.sparse_path = SparseLagrange(self) if self.sparse else None
         if self.sparse:
             self.fast_rhs, self.choose_rows = None, False
+        else:   # issue 7: compiled rhs (multibody.fast) when numba is installed and the model is supported
+            from ..fast import fast_lagrange_rhs
+            self.fast_rhs = fast_lagrange_rhs(self, fast)
 
     def initial_state(self, t, q, v):
         """[q, v]; with ``eliminate``, checks that the eliminated rows are redundant at the start
@@ -181,19 +181,23 @@ class Lagrange(Formulation):
         NORMAL_ERROR_WEIGHT, for the integrator's step-size control: the projection after the step
         removes them, so they need not meet the tolerance, only stay small enough for the projection
         to land on the nearest point of the same assembly branch."""
-        if self.sparse:
-            return self.sparse_path.tangent_error(t, y, err, NORMAL_ERROR_WEIGHT)
         n = self.model.n
         q, v = self.split(t, y)
-        C = self.ws.velocity_constraints(t, q, v)[1]
-        out = err.copy()
         qv = err[:2 * n].reshape(2, n).T
-        if self.ws.h:    # positions: normal to Phi = 0 only; velocities: normal to C v + b = 0
-            tangent = np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0]), row_space_filter(C, qv[:, 1])])
-        else:
-            tangent = row_space_filter(C, qv)
+        tangent = self._tangent_part(t, q, v, qv)
+        out = err.copy()
         out[:2 * n] = (tangent + NORMAL_ERROR_WEIGHT * (qv - tangent)).T.ravel()
         return out
+
+    def _tangent_part(self, t, q, v, qv):
+        """qv (n, 2) = [position error, velocity error] without their components normal to the
+        constraints: positions normal to Phi = 0 only, velocities normal to C v + b = 0."""
+        if self.sparse:
+            return tangent_filter(self.ws.sparse_constraints(t, q, v)[1], qv)
+        C = self.ws.velocity_constraints(t, q, v)[1]
+        if self.ws.h:
+            return np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0]), row_space_filter(C, qv[:, 1])])
+        return row_space_filter(C, qv)
 
 
 #: weight of the normal part of the local error (see Lagrange._tangent_error): the normal error may be
