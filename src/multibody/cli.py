@@ -82,8 +82,12 @@ def models_cmd():
 @click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance.")
 @click.option("--atol", type=float, default=1e-8, show_default=True, help="Absolute tolerance.")
 @click.option("--integrator", default="dopri5", show_default=True,
-              help="dopri5 (Dormand-Prince 5(4)), dop853 (8(5,3)), rk4 (fixed step, needs --step) or "
-                   "energy-momentum (spatial models, paper 004; --step, --formulation constrained|reduced).")
+              help="dopri5 (Dormand-Prince 5(4)), dop853 (8(5,3)), rk4 (fixed step, needs --step), "
+                   "generalized-alpha (implicit, index-3 with sparse Newton, for stiff and large models; --step, "
+                   "--rho-inf) or energy-momentum (spatial models, paper 004; --step, --formulation "
+                   "constrained|reduced).")
+@click.option("--rho-inf", type=float, default=0.9, show_default=True,
+              help="generalized-alpha: spectral radius at infinite step (1: no numerical damping).")
 @click.option("--step", type=float, default=None, help="Fixed step size [s] (no error control).")
 @click.option("--output-interval", type=float, default=0.0, show_default=True,
               help="Store at most one state per interval [s] in the result (0: every accepted step); "
@@ -107,14 +111,15 @@ def models_cmd():
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG figures into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def run_cmd(model, t_end, rtol, atol, integrator, step, output_interval, formulation, stabilization, transition, basis, eliminate,
+def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, formulation, stabilization, transition, basis, eliminate,
             out, csv_path, plot_dir, as_json):
     """Simulate MODEL (a built-in name or a .py file defining build())."""
     from .formulations.lagrange import Stabilization
     from .runner import RunOptions, simulate
 
     mdl, default_t = load_model(model)
-    options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval)
+    options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
+                         rho_inf=rho_inf)
     form_opts = ({"stabilization": Stabilization(stabilization)} if formulation in ("lagrange", "projection")
                  else {})
     if formulation == "nullspace":
@@ -161,6 +166,10 @@ def human_summary(s: dict) -> str:
              f"  max |Phi|                {s['constraint_violation_max']:.3e}",
              f"  max |A v + Phi_t|        {s['velocity_violation_max']:.3e}",
              "  final q  " + ", ".join(f"{n}={x:.6g}" for n, x in zip(s["coordinate_names"], s["final_q"]))]
+    if "newton_iterations" in s and "factorizations" in s:   # generalized-alpha
+        lines[1] = (f"  t_end {s['t_end']:g} s: {s['steps']} steps of {s['step']:g} s ({s['halved_steps']} halved), "
+                    f"{s['newton_iterations']} Newton iterations, {s['factorizations']} sparse factorisations, "
+                    f"{s['wall_time_s']:.3g} s wall (rho_inf {s['rho_inf']:g})")
     if s.get("integrator") == "energy-momentum":
         lines.append(f"  Newton (tol {s['newton_tolerance']:g}): max {s['newton_iterations_max']} iterations per "
                      f"step; iteration-matrix condition {s['condition_min']:.3g} .. {s['condition_max']:.3g}; "

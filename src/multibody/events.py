@@ -105,9 +105,12 @@ def simulate_events(model: Model, *, t_end: float, t_start: float, formulation: 
                     progress: bool = False):
     """simulate() with events: integrate segment by segment, applying a transition at each event."""
     from .event_results import assemble_result
-    from .runner import Recorder, _check_options, make_formulation
+    from .runner import IMPLICIT, Recorder, _check_options, make_formulation
 
     _check_options(options, t_start, t_end)
+    if options.integrator == IMPLICIT:
+        raise MultibodyError(f"events are located on the dense output of a Runge-Kutta integrator; "
+                             f"'{IMPLICIT}' has none: use dopri5, dop853 or rk4 for runs with events.")
     timed, watched = _check_events(events, t_start, t_end, transition_method)
     form = make_formulation(formulation, model, **formulation_options)
     q, v = consistent_state(model, t_start, ws=form.ws)

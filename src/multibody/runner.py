@@ -39,6 +39,9 @@ def make_formulation(name: str, model: Model, **options) -> Formulation:
     return FORMULATIONS[name](model, **options)
 
 
+#: the implicit DAE integrator (integrate/generalized_alpha.py); the others are Runge-Kutta TABLEAUX
+IMPLICIT = "generalized-alpha"
+
 #: relative slack when comparing a step's time with the next output time (round-off of t sums)
 OUTPUT_TIME_RTOL = 1e-9
 
@@ -103,8 +106,9 @@ class Recorder:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Integration options: integrator name, tolerances, fixed step (required by rk4), max step, and the
-    output interval of the stored series (the run's first and last state and events are always stored)."""
+    """Integration options: integrator name, tolerances, fixed step (required by rk4 and
+    generalized-alpha), max step, the output interval of the stored series (the run's first and last
+    state and events are always stored), and the spectral radius at infinity of generalized-alpha."""
 
     integrator: str = "dopri5"
     rtol: float = 1e-6
@@ -112,6 +116,7 @@ class RunOptions:
     step: float | None = None
     max_step: float = np.inf
     output_interval: float = 0.0    # 0: store every accepted step; > 0: at most one state per interval
+    rho_inf: float = 0.9            # generalized-alpha: 1 no numerical damping, 0 asymptotic annihilation
 
 
 def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: str = "lagrange",
@@ -152,8 +157,18 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
 
 
 def make_stepper(model: Model, form: Formulation, t0: float, y: np.ndarray, t_stop: float,
-                 options: RunOptions) -> RungeKutta:
-    """The Runge-Kutta stepper of a run segment, with the formulation's error filter."""
+                 options: RunOptions):
+    """The stepper of a run segment: Runge-Kutta with the formulation's error filter, or the implicit
+    generalized-alpha DAE integrator (lagrange formulation only)."""
+    if options.integrator == IMPLICIT:
+        from .integrate.generalized_alpha import GeneralizedAlpha
+        if not isinstance(form, Lagrange):
+            raise MultibodyError(f"integrator '{IMPLICIT}' integrates the equations with multipliers: use "
+                                 f"formulation 'lagrange', not '{form.name}'.")
+        try:
+            return GeneralizedAlpha(form, t0, y, t_stop, step=options.step, rho_inf=options.rho_inf)
+        except IntegrationError as exc:
+            raise SimulationError(f"model '{model.name}': {exc}") from None
     try:
         return RungeKutta(form.rhs, t0, y, t_stop, tableau=TABLEAUX[options.integrator], rtol=options.rtol,
                           atol=options.atol, fixed_step=options.step, max_step=options.max_step,
@@ -163,10 +178,11 @@ def make_stepper(model: Model, form: Formulation, t0: float, y: np.ndarray, t_st
 
 
 def advance(model: Model, form: Formulation, rk: RungeKutta):
-    """One accepted step and the formulation's after-step action: (Step, new y or None)."""
+    """One accepted step and the formulation's after-step action: (Step, new y or None). A ``constrained``
+    stepper (generalized-alpha) satisfies the constraints itself and is not projected."""
     try:
         step = rk.step()
-        return step, form.after_step(step.t, step.y)
+        return step, None if getattr(rk, "constrained", False) else form.after_step(step.t, step.y)
     except IntegrationError as exc:
         raise SimulationError(f"model '{model.name}': {exc}") from None
 
@@ -186,20 +202,23 @@ def _summary(model, form, options, rec, rk, wall, t_end, formulation) -> dict:
         "coordinate_names": list(model.coordinate_names),
         "final_q": rec.rows["q"][-1].tolist(), "final_v": rec.rows["v"][-1].tolist(),
         "multipliers": "minimum-norm solution where A is rank deficient",
-        **form.summary(),
+        **form.summary(), **getattr(rk, "summary", dict)(),
     }
 
 
 def _check_options(o: RunOptions, t0: float, t1: float) -> None:
-    if o.integrator not in TABLEAUX:
-        raise MultibodyError(f"unknown integrator '{o.integrator}'; choose one of: {', '.join(TABLEAUX)}.")
-    if TABLEAUX[o.integrator].error_order is None and o.step is None:
+    if o.integrator not in (*TABLEAUX, IMPLICIT):
+        raise MultibodyError(f"unknown integrator '{o.integrator}'; choose one of: {', '.join(TABLEAUX)}, "
+                             f"{IMPLICIT}, energy-momentum.")
+    if (o.integrator == IMPLICIT or TABLEAUX[o.integrator].error_order is None) and o.step is None:
         raise MultibodyError(f"integrator '{o.integrator}' has no error control: give a fixed step (--step).")
     for name, val in (("rtol", o.rtol), ("atol", o.atol)):
         if not (np.isfinite(val) and val > 0):
             raise MultibodyError(f"{name} must be a positive number, got {val}.")
     if not (np.isfinite(o.output_interval) and o.output_interval >= 0):
         raise MultibodyError(f"the output interval must be a non-negative number, got {o.output_interval}.")
+    if not (0.0 <= o.rho_inf <= 1.0):
+        raise MultibodyError(f"rho_inf (generalized-alpha) must lie in [0, 1], got {o.rho_inf}.")
     if o.step is not None and not (np.isfinite(o.step) and o.step > 0):
         raise MultibodyError(f"the step must be a positive number, got {o.step}.")
     if not (np.isfinite(t1) and t1 > t0):

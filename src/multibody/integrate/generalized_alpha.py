@@ -1,0 +1,249 @@
+"""The generalized-alpha method for the index-3 equations of motion, with sparse Newton iterations.
+
+Chung & Hulbert (1993, J. Appl. Mech. 60:371-375) for structural dynamics; Arnold & Bruels (2007,
+Multibody Syst. Dyn. 18:185-202, "Convergence of the generalized-alpha scheme for constrained
+mechanical systems", Algorithm 1 and eqs 8-15) for the constrained equations
+
+    M(q) a + A(q)^T lambda = f(t, q, v),   Phi(q, t) = 0           (paper 000 eq. 3)
+
+with q' = v, v' = a and the algorithmic accelerations abar,
+
+    q_{n+1}   = q_n + h v_n + h^2 (1/2 - beta) abar_n + h^2 beta abar_{n+1}
+    v_{n+1}   = v_n + h (1 - gamma) abar_n + h gamma abar_{n+1}
+    (1 - alpha_m) abar_{n+1} + alpha_m abar_n = (1 - alpha_f) a_{n+1} + alpha_f a_n
+
+and the parameters of Chung & Hulbert's optimal family for a spectral radius rho_inf at h -> infinity
+(Arnold & Bruels eq. 11): alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1),
+gamma = 1/2 - alpha_m + alpha_f, beta = (gamma + 1/2)^2 / 4. Second order in q, v and a; rho_inf < 1
+damps the high frequencies, which is why the step is set by the accuracy of the slow motion, not by
+the stability limit of the stiffest mode (a long chain's highest frequency grows like N; an explicit
+method's step shrinks like 1/N).
+
+Newton on (q_{n+1}, lambda_{n+1}) with the iteration matrix of Arnold & Bruels eq. 15, scaled so that
+both block rows are of order one (Bottasso, Bauchau & Cardona 2007 preconditioning):
+
+    [ M + (gamma' C_t + K_t) / beta'   A^T ] [ dq           ]   [ -r / beta' ]
+    [ A                                0   ] [ dlambda/beta' ] = [ -Phi       ]
+
+with beta' = (1 - alpha_m) / (h^2 beta (1 - alpha_f)), gamma' = gamma / (h beta), K_t and C_t from
+:mod:`.tangent_matrix` (coloured differences) and the sparse LU of SuperLU. The matrix is kept over
+iterations and steps while the increments contract fast enough (modified Newton); an increment that
+does not is discarded and recomputed with the matrix rebuilt at the current iterate (Newton); a step whose iterations do not converge is
+retried as two half steps.
+
+Positions satisfy Phi = 0 to the Newton tolerance at every step; the velocities satisfy the velocity
+constraints only to O(h^2) (index-3 formulation; the recorded series show it under "violation").
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.linalg as sla
+import scipy.sparse.linalg as spla
+
+from ..errors import MultibodyError
+from .explicit import IntegrationError, Step
+from ..sparse import SPARSE_MIN_COORDINATES
+from .tangent_matrix import TangentMatrices
+
+
+#: smallest accepted |U_ii| / max |U_ii| of a dense LU of the iteration matrix (below: singular)
+SINGULAR_PIVOT = 1e-14
+
+#: a remainder up to this fraction of the step is merged into the last step (no sliver steps from the
+#: round-off of t sums)
+LAST_STEP_SLACK = 1e-6
+
+
+@dataclass(frozen=True)
+class AlphaParameters:
+    """Chung-Hulbert parameters for the spectral radius ``rho_inf`` in [0, 1] (Arnold & Bruels eq. 11)."""
+
+    rho_inf: float = 0.9
+
+    def __post_init__(self):
+        if not (0.0 <= self.rho_inf <= 1.0):
+            raise MultibodyError(f"rho_inf must lie in [0, 1], got {self.rho_inf}.")
+
+    @property
+    def alpha_m(self) -> float:
+        return (2 * self.rho_inf - 1) / (self.rho_inf + 1)
+
+    @property
+    def alpha_f(self) -> float:
+        return self.rho_inf / (self.rho_inf + 1)
+
+    @property
+    def gamma(self) -> float:
+        return 0.5 - self.alpha_m + self.alpha_f
+
+    @property
+    def beta(self) -> float:
+        return 0.25 * (self.gamma + 0.5) ** 2
+
+
+@dataclass(frozen=True)
+class NewtonControl:
+    """Convergence when max |dq| <= increment * max(length scale, max |q|) and the residual is balanced to
+    the same relative size (GeneralizedAlpha._residual); at most max_iterations per
+    attempt; a failed step is halved at most max_halvings times. An increment of the kept iteration
+    matrix larger than ``contraction`` times the previous one is discarded, and the matrix rebuilt."""
+
+    increment: float = 1e-10
+    max_iterations: int = 12
+    max_halvings: int = 6
+    contraction: float = 0.05
+
+
+class GeneralizedAlpha:
+    """Fixed-step stepper with the interface of :class:`.explicit.RungeKutta` (``t``, ``y = [q, v]``,
+    ``step()``, ``n_accepted``, ``n_rejected``) for a Lagrange formulation ``form`` (its Workspace and
+    model; the initial a and lambda come from its index-1 solve)."""
+
+    #: the stepper keeps Phi = 0 itself: the runner must not project after its steps
+    constrained = True
+
+    def __init__(self, form, t0: float, y0: np.ndarray, t_bound: float, *, step: float,
+                 rho_inf: float = 0.9, newton: NewtonControl = NewtonControl()):
+        if step is None or not (np.isfinite(step) and step > 0):
+            raise IntegrationError(f"generalized-alpha needs a positive fixed step, got {step}.")
+        self.form, self.ws, self.model = form, form.ws, form.model
+        self.par, self.newton, self.h = AlphaParameters(rho_inf), newton, float(step)
+        self.t, self.t_bound, self.y = float(t0), float(t_bound), np.array(y0, float)
+        n = self.n = self.model.n
+        q, v = self.y[:n], self.y[n:]
+        acc = form.accelerations(self.t, q, v)
+        self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
+        self.abar = self.a.copy()
+        self.tangent = TangentMatrices(self.ws)
+        self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
+        self.sparse = n >= SPARSE_MIN_COORDINATES      # small models: dense LU (less overhead per call)
+        self._lu, self._lu_step = None, None
+        self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
+
+    def summary(self) -> dict:
+        """Scalars for the run summary."""
+        return {"rho_inf": self.par.rho_inf, "newton_iterations": self.iterations,
+                "factorizations": self.factorizations, "halved_steps": self.n_rejected,
+                "tangent_column_groups": self.tangent.K.n_groups}
+
+    def step(self) -> Step:
+        """Advance by the fixed step (the last one shortened to end at t_bound)."""
+        left = self.t_bound - self.t
+        h = left if left <= self.h * (1 + LAST_STEP_SLACK) else self.h
+        t_old, y_old = self.t, self.y.copy()
+        self._advance(h, self.newton.max_halvings)
+        self.n_accepted += 1
+        return Step(t_old, self.t, self.y.copy(), self.t - t_old, np.nan, None)
+
+    def _advance(self, h: float, halvings: int) -> None:
+        """One step of length h, or two of h/2 (recursively) when Newton does not converge."""
+        out = self._attempt(h)
+        if out is not None:
+            self.t += h
+            self.y, self.a, self.abar, self.lam = out
+            return
+        if halvings == 0:
+            raise IntegrationError(f"generalized-alpha: Newton did not converge at t = {self.t:.6g} even "
+                                   f"with the step halved {self.newton.max_halvings} times (h = {h:.3g}); "
+                                   "the motion may be too fast for this step, or the model near a singular "
+                                   "configuration.")
+        self.n_rejected += 1
+        self._advance(h / 2, halvings - 1)
+        self._advance(h / 2, halvings - 1)
+
+    def _attempt(self, h: float):
+        """Newton iterations of one step (module doc); (y, a, abar, lambda) or None if not converged."""
+        p, n, model = self.par, self.n, self.model
+        q, v = self.y[:n], self.y[n:]
+        beta_p = (1 - p.alpha_m) / (h * h * p.beta * (1 - p.alpha_f))
+        gamma_p = p.gamma / (h * p.beta)
+        t1 = self.t + h
+        a1 = self.a.copy()                    # predictor: the accelerations of the last step
+        abar1 = (p.alpha_f * self.a - p.alpha_m * self.abar + (1 - p.alpha_f) * a1) / (1 - p.alpha_m)
+        q1 = q + h * v + h * h * ((0.5 - p.beta) * self.abar + p.beta * abar1)
+        v1 = v + h * ((1 - p.gamma) * self.abar + p.gamma * abar1)
+        lam1, last, size = self.lam.copy(), np.inf, np.inf
+        lu = self._lu if self._lu_step == h else None       # the last step's matrix, if h is the same
+        for _ in range(self.newton.max_iterations + 1):
+            M, A, rhs, balanced = self._residual(t1, q1, v1, a1, lam1, beta_p)
+            if balanced and size <= self.newton.increment * max(model.length_scale, np.max(np.abs(q1))):
+                abar1 = (p.alpha_f * self.a - p.alpha_m * self.abar + (1 - p.alpha_f) * a1) / (1 - p.alpha_m)
+                return np.concatenate([q1, v1]), a1, abar1, lam1
+            fresh = lu is None
+            if fresh:
+                lu = self._factor(t1, q1, v1, a1, lam1, M, A, beta_p, gamma_p)
+            x = lu.solve(rhs)
+            if not fresh and self._size(x) > self.newton.contraction * last:
+                lu = self._factor(t1, q1, v1, a1, lam1, M, A, beta_p, gamma_p)   # too slow: Newton here
+                x = lu.solve(rhs)
+            if not np.isfinite(size := self._size(x)):
+                return None
+            dq = x[:n]
+            q1, v1, a1, lam1 = q1 + dq, v1 + gamma_p * dq, a1 + beta_p * dq, lam1 + beta_p * x[n:]
+            self.iterations += 1
+            self._lu, self._lu_step = lu, h
+            last = size
+        return None
+
+    def _residual(self, t, q, v, a, lam, beta_p):
+        """(M, A, right-hand side (-r / beta', -Phi), balanced) at an iterate, sparse or dense arrays;
+        ``balanced``: |r| <= increment * the largest of |M a|, |A^T lambda|, |f| and |Phi| <= increment *
+        the length scale (the multipliers are converged too, not only the positions)."""
+        ws, model = self.ws, self.model
+        if self.sparse:
+            Phi, A, _, _ = ws.sparse_constraints(t, q, v)
+            M = self.mass if self.mass is not None else sp.csr_matrix(model.mass(q))
+        else:
+            Phi, A, _, _ = ws.constraints(t, q, v)
+            M = model.mass(q)
+        Ma, reaction, f = M @ a, A.T @ lam, ws.forces(t, q, v)
+        r = Ma + reaction - f
+        tol = self.newton.increment
+        scale = max(np.max(np.abs(Ma), initial=0.0), np.max(np.abs(reaction), initial=0.0),
+                    np.max(np.abs(f), initial=0.0), np.finfo(float).tiny)
+        balanced = (np.max(np.abs(r), initial=0.0) <= tol * scale
+                    and np.max(np.abs(Phi), initial=0.0) <= tol * model.length_scale)
+        return M, A, np.concatenate([-r / beta_p, -Phi]), balanced
+
+    def _size(self, x) -> float:
+        """max |dq| of a Newton solution x = (dq, dlambda / beta')."""
+        return float(np.max(np.abs(x[: self.n]), initial=0.0))
+
+    def _factor(self, t, q, v, a, lam, M, A, beta_p, gamma_p):
+        """LU factor of the scaled iteration matrix (module doc): SuperLU for sparse models, LAPACK for
+        small dense ones; a singular matrix raises IntegrationError (halving the step cannot help)."""
+        S = self.tangent.stiffness(t, q, v, a, lam) / beta_p
+        C = self.tangent.damping(t, q, v)
+        if C is not None:
+            S = S + (gamma_p / beta_p) * C
+        self.factorizations += 1
+        try:
+            if not self.sparse:
+                return DenseLU(np.block([[M + S.toarray(), A.T], [A, np.zeros((len(A), len(A)))]]))
+            return spla.splu(sp.bmat([[M + S, A.T], [A, None]], format="csc"))
+        except (RuntimeError, np.linalg.LinAlgError):
+            raise IntegrationError(
+                f"generalized-alpha: the iteration matrix is singular at t = {t:.6g}: the constraint Jacobian is "
+                "rank deficient (redundant constraints, or a singular configuration). This integrator needs "
+                "independent constraint rows; the Runge-Kutta integrators with the lagrange formulation handle "
+                "redundancy.") from None
+
+
+class DenseLU:
+    """LAPACK LU of a small dense matrix with the ``solve`` of SuperLU; raises LinAlgError when a pivot
+    is below SINGULAR_PIVOT times the largest (redundant rows, singular configuration)."""
+
+    def __init__(self, K: np.ndarray):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            self.lu = sla.lu_factor(K, check_finite=False)
+        d = np.abs(np.diag(self.lu[0]))
+        if d.size and not d.min() > SINGULAR_PIVOT * d.max():
+            raise np.linalg.LinAlgError("singular iteration matrix")
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        return sla.lu_solve(self.lu, b, check_finite=False)
