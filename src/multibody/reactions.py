@@ -55,20 +55,29 @@ class ReactionMap:
 
     def table(self, q: np.ndarray, A: np.ndarray, lam: np.ndarray | None) -> np.ndarray:
         """(E, 5): Fx, Fy, Mz (global), Fx_body, Fy_body for every entry."""
-        E = len(self.joint)
+        return self.finish(np.asarray(q)[None], self.generalized(A, lam)[None])[0]
+
+    def generalized(self, A: np.ndarray, lam: np.ndarray | None) -> np.ndarray:
+        """(E, 3): the entries (x, y, theta columns of its body) of Q_j = -A[R_j]^T lam[R_j] for every
+        entry (NaN if lam is missing or not finite); ground entries are filled in by :meth:`finish`."""
         if lam is None or not np.all(np.isfinite(lam)):
-            return np.full((E, 5), np.nan)
+            return np.full((len(self.joint), 3), np.nan)
         Q = np.zeros((self.n + 1, self.rows_of.shape[1]))
         Q[: self.n] = -(A.T @ (lam[:, None] * self.rows_of))           # Q_j, one column per joint (A dense or sparse)
-        qe = np.append(q, 0.0)
-        F = Q[self.cols[:, :2], self.joint[:, None]]                    # (E, 2)
-        Mz = Q[self.cols[:, 2], self.joint]
+        return Q[self.cols, self.joint[:, None]]
+
+    def finish(self, q: np.ndarray, Qe: np.ndarray) -> np.ndarray:
+        """(k, E, 5) reactions of k states from q (k, n) and :meth:`generalized` (k, E, 3): ground
+        entries by action and reaction, body-frame components; elementwise, so a batch of states gives
+        the same numbers as one state at a time (runner.Recorder defers this part to the end of a run)."""
+        qe = np.concatenate([q, np.zeros((len(q), 1))], axis=1)
+        F, Mz = Qe[:, :, :2].copy(), Qe[:, :, 2].copy()                   # (k, E, 2), (k, E)
         g, p = self.ground, self.partner[self.ground]
-        r = qe[self.cols[p, :2]]
-        F[g] = -F[p]
-        Mz[g] = -(Mz[p] + r[:, 0] * F[p, 1] - r[:, 1] * F[p, 0])
-        Fb = rotate(-qe[self.cols[:, 2]], F)
-        return np.column_stack([F, Mz, Fb])
+        r = qe[:, self.cols[p, :2]]
+        F[:, g] = -F[:, p]
+        Mz[:, g] = -(Mz[:, p] + r[..., 0] * F[:, p, 1] - r[..., 1] * F[:, p, 0])
+        Fb = rotate(-qe[:, self.cols[:, 2]].ravel(), F.reshape(-1, 2)).reshape(F.shape)
+        return np.concatenate([F, Mz[..., None], Fb], axis=2)
 
 
 def reaction_map(model: Model) -> ReactionMap | None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .assembly import kinetic_energy
 from .errors import MultibodyError, SimulationError
-from .formulations.base import Formulation
+from .formulations.base import Accelerations, Formulation
 from .formulations.lagrange import Lagrange
 from .integrate.explicit import IntegrationError, RungeKutta
 from .integrate.tableaux import TABLEAUX
@@ -47,13 +47,16 @@ OUTPUT_TIME_RTOL = 1e-9
 
 
 class Recorder:
-    """Collects the per-step series of a run."""
+    """Collects the per-step series of a run. Per stored state it does only what needs that state
+    (issue 7: per-step overhead): accelerations, multipliers and violations (compiled with
+    multibody.fast.step where available), energies, the joints' generalized forces and the uniqueness flags; the
+    elementwise rest of the joint reactions is done once for all states (:attr:`extra`)."""
 
     def __init__(self, model: Model, form: Formulation, interval: float = 0.0):
         self.model, self.form, self.interval = model, form, float(interval)
-        self.t, self.rows, self.extra = [], {k: [] for k in ("q", "v", "a", "multipliers", "energy",
-                                                              "violation")}, {}
-        self.extra_labels = {}
+        self.t, self.rows, self._extra = [], {k: [] for k in ("q", "v", "a", "multipliers", "energy",
+                                                               "violation")}, {}
+        self.extra_labels, self._generalized, self._finished = {}, [], (0, [])  # reactions: finished lazily
         self.reactions = reaction_map(model)   # joint reactions from the multipliers (reactions.py)
         from .analysis.solvability import ReactionFlags
         self.flags = ReactionFlags(model, self.reactions)   # which of them are unique (paper 003)
@@ -65,25 +68,48 @@ class Recorder:
             return
         form, ws = self.form, self.form.ws
         q, v = form.split(t, y)
-        acc = form.accelerations(t, q, v)
         sparse = getattr(form, "sparse", False)     # issue 7 item 3: sparse A, no dense per-step diagnostics
-        Phi, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)
+        acc, violation, A = self._outputs(t, q, v, sparse)
         T, V = kinetic_energy(self.model.mass(q), v), ws.potential(t, q)
         self.t.append(t)
         for key, val in (("q", q), ("v", v), ("a", acc.vdot),
                          ("multipliers", acc.multipliers if acc.multipliers is not None
                           else np.full(ws.m + ws.h, np.nan)),
                          ("energy", (T, V, T + V)),
-                         ("violation", (np.max(np.abs(Phi), initial=0.0),
-                                        np.max(np.abs(A @ v + Phi_t), initial=0.0)))):
+                         ("violation", violation)):
             self.rows[key].append(np.array(val, dtype=float))
         if self.reactions is not None:
-            self.extra.setdefault("reactions", []).append(self.reactions.values(q, A, acc.multipliers))
+            self._generalized.append(self.reactions.generalized(A, acc.multipliers))
             self.extra_labels["reactions"] = self.reactions.labels
         flags = {} if sparse else self.flags.record(q, A)
         for key, (values, labels) in {**flags, **form.channels(t, y)}.items():
-            self.extra.setdefault(key, []).append(np.asarray(values, dtype=float))
+            self._extra.setdefault(key, []).append(np.asarray(values, dtype=float))
             self.extra_labels[key] = tuple(labels)
+
+    @property
+    def extra(self) -> dict:
+        """Extra per-step series {name: [row per stored state]}: the joint reactions (finished here for
+        all stored states at once, ReactionMap.finish), the uniqueness flags and the formulation's channels."""
+        if not self._generalized:
+            return self._extra
+        if self._finished[0] != len(self._generalized):     # once per number of stored states
+            q = np.array(self.rows["q"])
+            rows = self.reactions.finish(q, np.array(self._generalized)).reshape(len(q), -1)
+            self._finished = (len(rows), list(rows))
+        return {"reactions": self._finished[1], **self._extra}
+
+    def _outputs(self, t, q, v, sparse):
+        """Accelerations, (max |Phi|, max |C v + b|) and C at a stored state: compiled when the
+        formulation can (Lagrange with multibody.fast: ``fast_step.record``), else the reference."""
+        form, ws = self.form, self.form.ws
+        fast = getattr(form, "fast_step", None)
+        out = fast.record(t, q, v) if fast is not None else None
+        if out is not None:
+            vdot, lam, violation, A = out
+            return Accelerations(vdot, lam, {"multipliers": "minimum-norm"}), violation, A
+        acc = form.accelerations(t, q, v)
+        Phi, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)
+        return acc, (np.max(np.abs(Phi), initial=0.0), np.max(np.abs(A @ v + Phi_t), initial=0.0)), A
 
     def result(self, summary: dict) -> Result:
         names, labels = self.model.coordinate_names, self.model.velocity_labels

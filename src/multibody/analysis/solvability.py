@@ -125,6 +125,39 @@ def solvability(C: np.ndarray, labels, *, m: int | None = None,
                        tuple(pairs), tuple(labels))
 
 
+def _full_row_rank(C: np.ndarray, tol: SolvabilityTolerance) -> bool:
+    """True if :func:`solvability` would find rank r = rows (redundancy 0): the same pivoted QR
+    (R only) and threshold. Then N = Q^col is empty and every pair and reaction is unique (eqs 21-27)."""
+    C = np.asarray(C, dtype=float)
+    if C.shape[0] == 0 or C.shape[0] > C.shape[1]:
+        return C.shape[0] == 0
+    frobenius = float(np.sqrt(np.vdot(C, C)))
+    if not frobenius > 0:
+        return False                              # solvability: scale 1, every |R_ii| = 0
+    smallest = float(np.abs(_geqp3(C).diagonal()).min())
+    if smallest > tol.rank * frobenius:           # |C|_F / sqrt(rows) <= |C|_2 <= |C|_F: most states
+        return True                               # are decided without the SVD of |C|_2
+    if smallest <= tol.rank * frobenius / np.sqrt(C.shape[0]):
+        return False
+    return smallest > tol.rank * float(np.linalg.svd(C, compute_uv=False)[0])    # |C|_2 = np.linalg.norm(C, 2)
+
+
+_GEQP3_LWORK: dict = {}
+
+
+def _geqp3(C: np.ndarray) -> np.ndarray:
+    """The packed result of LAPACK dgeqp3 on C as scipy.linalg.qr(C, pivoting=True) computes it (same
+    routine, same optimal workspace), without its checks, Q and triu: R is its upper triangle."""
+    from scipy.linalg.lapack import dgeqp3
+    lwork = _GEQP3_LWORK.get(C.shape)
+    if lwork is None:
+        lwork = _GEQP3_LWORK[C.shape] = int(dgeqp3(C, lwork=-1)[-2][0])
+    out = dgeqp3(C, lwork=lwork)
+    if out[-1] != 0:
+        raise ValueError(f"illegal value in {-out[-1]}th argument of internal geqp3")
+    return out[0]
+
+
 def solvability_at(model: Model, q: np.ndarray, t: float = 0.0, *, ws: Workspace | None = None,
                    tol: SolvabilityTolerance = SolvabilityTolerance()) -> Solvability:
     """:func:`solvability` of C(q, t) of a model (velocities do not enter C)."""
@@ -168,6 +201,8 @@ class ReactionFlags:
     def record(self, q: np.ndarray, C: np.ndarray) -> dict:
         """{series: (values, labels)} at configuration q with C ((m + h), n)."""
         labels = self.model.velocity_labels
+        if _full_row_rank(C, self.tol):     # the common case, decided as solvability() does, without Q
+            return self._all_unique()
         sol = solvability(C, labels, m=self.model.m, tol=self.tol, check_rank=False)
         self.redundancy = max(self.redundancy, sol.redundancy)
         self.non_unique.update(sol.non_unique)
@@ -179,6 +214,18 @@ class ReactionFlags:
             flags = reaction_uniqueness(self.model, q, C, sol, self.rmap, self.tol)
             out["reactions_unique"] = (flags.astype(float), self.rmap.labels)
         return out
+
+    def _all_unique(self) -> dict:
+        """The flags of a C of full row rank (no left null space): everything unique; built once,
+        read-only (the Recorder stores rows, it never writes them)."""
+        if getattr(self, "_ones", None) is None:
+            labels = self.model.velocity_labels
+            self._ones = {"multipliers_unique": (np.ones(len(labels)), labels)}
+            if self.rmap is not None:
+                self._ones["reactions_unique"] = (np.ones(len(self.rmap.labels)), self.rmap.labels)
+            for values, _ in self._ones.values():
+                values.flags.writeable = False
+        return self._ones
 
     def summary(self) -> dict:
         return {"redundancy_max": self.redundancy, "non_unique_reactions": sorted(self.non_unique)}

@@ -92,6 +92,11 @@ class Lagrange(Formulation):
         else:   # issue 7: compiled rhs (multibody.fast) when numba is installed and the model is supported
             from ..fast import fast_lagrange_rhs
             self.fast_rhs = fast_lagrange_rhs(self, fast)
+        # issue 7: the per-step work (projection, error filter, output) compiled too (multibody.fast.step)
+        self.fast_step = None
+        if self.fast_rhs is not None:
+            from ..fast.step import fast_step
+            self.fast_step = fast_step(self)
 
     def initial_state(self, t, q, v):
         """[q, v]; with ``eliminate``, checks that the eliminated rows are redundant at the start
@@ -154,12 +159,14 @@ class Lagrange(Formulation):
         if self.sparse:     # the Schur multipliers are the unique ones (full row rank)
             vdot, lam = self.sparse_path.solve(t, q, v)[:2]
             return Accelerations(vdot, lam, {"rank": self.ws.m, "multipliers": "unique (sparse, full row rank)"})
+        out = self.fast_step.record(t, q, v) if self.fast_step is not None else None
+        if out is not None:     # compiled: same numbers up to round-off (tests/test_fast_step.py)
+            return Accelerations(out[0], out[1], {"multipliers": "minimum-norm"})
         terms, vdot = self._solve(t, q, v)
         lam = np.zeros(self.ws.m + self.ws.h)
         lam[self.keep] = min_norm_solve(terms.A.T, terms.f - terms.M @ vdot, self.rank_tol)
-        rank = pivoted_qr(terms.A, self.rank_tol).rank
         kind = "minimum-norm" if len(self.keep) == len(lam) else "elimination + minimum-norm"
-        return Accelerations(vdot, lam, {"rank": rank, "multipliers": kind})
+        return Accelerations(vdot, lam, {"multipliers": kind})
 
     def summary(self) -> dict:
         return self.sparse_path.summary() if self.sparse else {}
@@ -167,6 +174,9 @@ class Lagrange(Formulation):
     def after_step(self, t, y):
         if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
             return y if self._choose_rows(t, *self.split(t, y)) else None
+        y_new = self.fast_step.project(t, y) if self.fast_step is not None else None
+        if y_new is not None:   # compiled projection (no row choice on the fast path); else the reference
+            return y_new
         q, v = self.split(t, y)
         try:
             q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol, sparse=self.sparse)
@@ -181,6 +191,9 @@ class Lagrange(Formulation):
         NORMAL_ERROR_WEIGHT, for the integrator's step-size control: the projection after the step
         removes them, so they need not meet the tolerance, only stay small enough for the projection
         to land on the nearest point of the same assembly branch."""
+        out = self.fast_step.tangent_error(t, y, err) if self.fast_step is not None else None
+        if out is not None:     # compiled (well-conditioned A); else the reference below
+            return out
         n = self.model.n
         q, v = self.split(t, y)
         qv = err[:2 * n].reshape(2, n).T
