@@ -158,6 +158,9 @@ def test_bad_requests_are_refused_clearly():
                  options=RunOptions(integrator="generalized-alpha", step=1e-2))
     with pytest.raises(MultibodyError, match="rho_inf"):
         simulate(model, t_end=1.0, options=RunOptions(integrator="generalized-alpha", step=1e-2, rho_inf=-0.1))
+    with pytest.raises(SimulationError, match="nonholonomic"):
+        simulate(MODELS["knife-edge-sled"].factory(), t_end=0.1,
+                 options=RunOptions(integrator="generalized-alpha", step=1e-2))
     locking = MODELS["three-r-pendulum-locking"]
     with pytest.raises(MultibodyError, match="dense output"):
         simulate(locking.factory(), t_end=0.1, events=locking.events,

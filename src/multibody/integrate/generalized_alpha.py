@@ -111,6 +111,9 @@ class GeneralizedAlpha:
         if step is None or not (np.isfinite(step) and step > 0):
             raise IntegrationError(f"generalized-alpha needs a positive fixed step, got {step}.")
         self.form, self.ws, self.model = form, form.ws, form.model
+        if self.model.h:
+            raise IntegrationError(f"generalized-alpha integrates holonomic constraints only; the model has "
+                                   f"{self.model.h} nonholonomic rows: use a Runge-Kutta integrator.")
         self.par, self.newton, self.h = AlphaParameters(rho_inf), newton, float(step)
         self.t, self.t_bound, self.y = float(t0), float(t_bound), np.array(y0, float)
         n = self.n = self.model.n
@@ -134,7 +137,7 @@ class GeneralizedAlpha:
         """Advance by the fixed step (the last one shortened to end at t_bound)."""
         left = self.t_bound - self.t
         h = left if left <= self.h * (1 + LAST_STEP_SLACK) else self.h
-        t_old, y_old = self.t, self.y.copy()
+        t_old = self.t
         self._advance(h, self.newton.max_halvings)
         self.n_accepted += 1
         return Step(t_old, self.t, self.y.copy(), self.t - t_old, np.nan, None)
