@@ -20,17 +20,30 @@ from .linalg import min_norm_solve
 from .model.system import Model
 
 
+#: Gauss-Newton steps after the residual test is met (issue 7 item 2). Near a singular configuration at
+#: distance sigma |Phi| bounds the distance to the manifold only as |Phi| / sigma, and the index-1
+#: equations carry a residual c along (Phi'' = 0, and Phi' = 0 after the velocity projection): the level
+#: set Phi = c is a hyperbola that turns onto the other assembly branch about sqrt(|c| / L) from the
+#: crossing (double four-bar: c = 1e-13 m -> 3e-7 rad). Left at the position tolerance, c made dop853 at
+#: rtol 1e-11 follow that turn (step collapse, silent branch switch); one more step leaves |c| at
+#: round-off (~eps L), measured 1e-16 m.
+POLISH_STEPS = 1
+
+
 @dataclass(frozen=True)
 class KinematicTolerance:
     """position: Newton stops when |Phi| <= position * length_scale;
     consistency: given velocities are accepted when |A v + Phi_t| <= consistency * max(|A| |v|, |Phi_t|)
-    after the correction of the free ones (v before and after the correction); max_iterations: Newton iterations before giving up."""
+    after the correction of the free ones (v before and after the correction); max_iterations: Newton
+    iterations before giving up; polish: Gauss-Newton steps applied after the position test is met
+    (see POLISH_STEPS)."""
 
     position: float = 1e-12
     # above the rank tolerance of the minimum-norm solve (sqrt(eps) ~ 1.5e-8), which near a singular
     # configuration leaves residuals of that relative size; user errors are of order one
     consistency: float = 1e-6
     max_iterations: int = 50
+    polish: int = POLISH_STEPS
 
 
 def _free(n: int, hold) -> np.ndarray:
@@ -65,7 +78,7 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
         if not np.all(np.isfinite(Phi)):
             break
         if np.max(np.abs(Phi)) <= limit:
-            return q
+            return _polish(ws, t, q, free, tol.polish, sparse, Phi, A)
         q[free] -= _min_norm(A[:, free], Phi, sparse)
     Phi = ws.constraints(t, q, zero)[0]
     names = ", ".join(model.coordinate_names[i] for i in hold) or "none"
@@ -73,6 +86,18 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
         f"Model '{model.name}' cannot be assembled at t = {t:g}: after {tol.max_iterations} Newton "
         f"iterations the constraints still fail; largest residuals: {_worst(model, Phi)}. Held "
         f"coordinates: {names}. Check the joint points and lengths, or give a closer initial guess.")
+
+
+def _polish(ws, t, q, free, steps, sparse, Phi, A) -> np.ndarray:
+    """q after ``steps`` Gauss-Newton steps dq_free = -A_free^+ Phi (see POLISH_STEPS); Phi, A at q given."""
+    zero = np.zeros_like(q)
+    for k in range(steps):
+        if k:
+            Phi, A, _, _ = (ws.sparse_constraints if sparse else ws.constraints)(t, q, zero)
+        if not np.any(Phi):
+            break
+        q[free] -= _min_norm(A[:, free], Phi, sparse)
+    return q
 
 
 def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0, *, given=(),

@@ -21,6 +21,7 @@ from .kinematics import consistent_state
 from .model.system import Model
 from .reactions import reaction_map
 from .results import Result, Series
+from .step_watch import StepWatch
 
 FORMULATIONS: dict[str, type[Formulation]] = {"lagrange": Lagrange}
 from .formulations.nullspace import NullSpace  # noqa: E402
@@ -170,16 +171,18 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     rk = make_stepper(model, form, t_start, y, t_end, options)
     rec = Recorder(model, form, options.output_interval)
     rec.record(t_start, y, force=True)
+    watch = StepWatch(form, t_start, t_end)     # step-size collapse (issue 7 item 2)
     wall = time.perf_counter()
     with _progress(progress, t_start, t_end) as bar:
         while rk.t < t_end:
             step, y_new = advance(model, form, rk)
+            watch.accepted(step)
             if y_new is not None:
                 rk.reset(step.t, y_new)
             rec.record(rk.t, rk.y, force=rk.t >= t_end)
             bar.update(rk.t)
     wall = time.perf_counter() - wall
-    return rec.result(_summary(model, form, options, rec, rk, wall, t_end, formulation))
+    return rec.result({**_summary(model, form, options, rec, rk, wall, t_end, formulation), **watch.summary()})
 
 
 def make_stepper(model: Model, form: Formulation, t0: float, y: np.ndarray, t_stop: float,
@@ -210,7 +213,8 @@ def advance(model: Model, form: Formulation, rk: RungeKutta):
         step = rk.step()
         return step, None if getattr(rk, "constrained", False) else form.after_step(step.t, step.y)
     except IntegrationError as exc:
-        raise SimulationError(f"model '{model.name}': {exc}") from None
+        hint = getattr(form, "failure_hint", None)     # e.g. Lagrange: near a singular configuration
+        raise SimulationError(f"model '{model.name}': {exc}{hint(rk.t, rk.y) if hint else ''}") from None
 
 
 def _summary(model, form, options, rec, rk, wall, t_end, formulation) -> dict:

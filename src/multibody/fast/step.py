@@ -43,7 +43,7 @@ class FastStep:
             raise AssertionError("fast.step: offsets do not match the packed primitive rows")
         self.model_data = (rhs.prim, rhs.pval, self.poff, rhs.mcols, rhs.mloc, rhs.mvec)
         tol: KinematicTolerance = formulation.projection_tol
-        self.limit, self.iterations = tol.position * model.length_scale, tol.max_iterations
+        self.limit, self.iterations, self.polish = tol.position * model.length_scale, tol.max_iterations, tol.polish
         self.weight = _normal_weight()
         self.shift, self.dshift, self.ddf = np.zeros(m), np.zeros(m), np.zeros(m)
         self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)
@@ -63,7 +63,7 @@ class FastStep:
         self._motions(t)
         prim, pval, poff, mcols, mloc, mvec = self.model_data
         ok = project(q, v, prim, pval, poff, mcols, mloc, mvec, self.shift, self.dshift, self.limit,
-                     self.iterations, MIN_NORM_PIVOT_RATIO, self.qe, self.ve, self.A, self.gamma, self.phi,
+                     self.iterations, self.polish, MIN_NORM_PIVOT_RATIO, self.qe, self.ve, self.A, self.gamma, self.phi,
                      self.G, self.dx)
         return np.concatenate([q, v]) if ok else None
 

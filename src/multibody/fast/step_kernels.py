@@ -97,10 +97,11 @@ def normal_solve(A, n, G, b, transpose, x):
 
 
 @njit(cache=True)
-def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, iterations, tau,
+def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, iterations, polish, tau,
             qe, ve, A, gamma, phi, G, dx):
     """In place: q (n,) onto Phi(q, t) = 0 by at most ``iterations`` Gauss-Newton steps
-    q -= A^+ Phi (stop when max |Phi| <= limit), then v (n,) += A^+ (-(A v + Phi_t)) with
+    q -= A^+ Phi (stop when max |Phi| <= limit) and ``polish`` more (kinematics.POLISH_STEPS),
+    then v (n,) += A^+ (-(A v + Phi_t)) with
     Phi_t = -dshift (kinematics.solve_positions / solve_velocities, all coordinates free).
     Returns False if the positions did not converge or A A^T was ill-conditioned (:func:`gram_cholesky`);
     q and v are then partly updated and the caller runs the reference instead."""
@@ -127,6 +128,15 @@ def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, ite
             q[j] -= dx[j]
     if not converged:
         return False
+    for _ in range(polish):
+        qe[:n] = q
+        constraint_phi(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, phi)
+        assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+        if not gram_cholesky(A, n, tau, G):
+            return False
+        normal_solve(A, n, G, phi, False, dx)
+        for j in range(n):
+            q[j] -= dx[j]
     qe[:n] = q
     ve[:n] = v
     assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)

@@ -1,0 +1,103 @@
+"""Tight tolerances through singular configurations (issue 7 item 2): the projection leaves no residual
+that the index-1 equations could carry onto the other assembly branch.
+
+The double four-bar (models.four_bars) at crank angle theta: the parallel branch has all three cranks
+at theta; near the all-horizontal configuration (theta = 0) the constraints are Phi ~ theta * d to first
+order in the crank spread d, so |Phi| <= 1e-12 m (the position tolerance) allows d ~ 1e-12 / theta.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from multibody import RunOptions, simulate
+from multibody.assembly import Workspace
+from multibody.kinematics import KinematicTolerance, solve_positions
+from multibody.models import MODELS
+from multibody.models.four_bars import crank_angle_exact, double_four_bar
+
+CRANKS = ("bar1.theta", "bar3.theta", "bar5.theta")
+
+
+def configuration(theta, d=0.0):
+    """q (15,) of the double four-bar with crank 1 at theta, cranks 3 and 5 at theta + d (cell 2 a
+    parallelogram, coupler 4 horizontal) and coupler 2 at angle d ending at crank 3's tip (cranks hinged at
+    x = 0, 1, 2, length 1 m, bodies at their centres). d = 0: the parallel branch. Otherwise only hinge A
+    (crank 1's tip vs coupler 2's left end) is violated, by (1 + cos(theta + d) - cos d - cos theta,
+    sin(theta + d) - sin d - sin theta) = (-theta d, O(theta d (theta + d))): |Phi| ~ theta d."""
+    q, b = np.zeros(15), theta + d
+    for body, x0, a in ((0, 0.0, theta), (2, 1.0, b), (4, 2.0, b)):
+        q[3 * body: 3 * body + 3] = (x0 + 0.5 * np.cos(a), 0.5 * np.sin(a), a)
+    tip3 = np.array([1.0 + np.cos(b), np.sin(b)])
+    q[3:6] = (*(tip3 - 0.5 * np.array([np.cos(d), np.sin(d)])), d)
+    q[9:12] = (*(tip3 + [0.5, 0.0]), 0.0)
+    return q
+
+
+def test_projection_removes_a_residual_below_the_tolerance_near_the_singularity():
+    """Cranks 3 and 5 turned by d = 5e-9 rad against crank 1 at theta = 1e-4 rad from the singular
+    configuration: |Phi| ~ theta d = 5e-13 m passes the position test, yet the configuration is d off the
+    branch. One Gauss-Newton step (kinematics.POLISH_STEPS) leaves an error <= |A^+| K |e0|^2 / 2 (Newton's
+    quadratic convergence; e0 = q - q_branch, |A^+| = 1 / sigma_min(A) ~ 0.4 theta here, K <= 2 m^-1 bounds
+    the curvature of joint constraints with marker offsets <= 0.5 m and unit lengths), ~1e-12 rad;
+    without it the cranks stay d apart."""
+    model = MODELS["double-four-bar"].factory()
+    ws, theta, d = Workspace(model), 1e-4, 5e-9
+    q = configuration(theta, d)
+    i1, i3, i5 = (model.coordinate_names.index(c) for c in CRANKS)
+    phi = ws.constraints(0.0, q, np.zeros(15))[0]
+    assert np.abs(phi).max() == pytest.approx(theta * d, rel=1e-3)
+    assert np.abs(phi).max() <= KinematicTolerance().position * model.length_scale   # passes the test
+    old = solve_positions(model, q, ws=ws, tol=KinematicTolerance(polish=0))
+    assert abs(old[i3] - old[i1]) > d / 2
+    new = solve_positions(model, q, ws=ws)
+    e0 = np.linalg.norm(q - configuration(theta))
+    sigma_min = np.linalg.svd(ws.constraints(0.0, q, np.zeros(15))[1], compute_uv=False)[-1]
+    bound = e0 ** 2 / sigma_min      # |e1| <= |A^+| K |e0|^2 / 2 with K <= 2; a spread is <= 2 |e1|
+    assert max(abs(new[i3] - new[i1]), abs(new[i5] - new[i1])) < 2 * bound < d / 500
+    assert np.abs(ws.constraints(0.0, new, np.zeros(15))[0]).max() < 100 * np.finfo(float).eps   # ~eps L
+    assert np.abs(ws.constraints(0.0, configuration(theta), np.zeros(15))[0]).max() < 10 * np.finfo(float).eps
+
+
+@pytest.mark.parametrize("integrator, fast, omega0", [("dopri5", False, -1.0), ("dopri5", True, -1.05),
+                                                     ("dop853", True, -1.0)])
+def test_rtol_1e10_stays_on_the_branch(integrator, fast, omega0):
+    """10 s, ~10 singular crossings at rtol 1e-10 (the first two cases switched branches silently before
+    the projection's polish step: crank spread 69 and 36 rad). The cranks stay parallel (0 on the branch),
+    the tip follows the exact reduction theta'' = -k cos theta within the benchmark bound 1e-6 m, and no
+    step collapsed (StepWatch: every step >= 1e-9 of the run)."""
+    r = simulate(double_four_bar(omega0=omega0), t_end=10.0,
+                 options=RunOptions(integrator=integrator, rtol=1e-10, atol=1e-12), formulation_options={"fast": fast})
+    th = np.stack([r.column("q", c) for c in CRANKS], axis=1)
+    assert np.abs(th - th[:, :1]).max() < 1e-9
+    exact = crank_angle_exact(r.t, omega0=omega0)
+    assert np.hypot(np.cos(th[:, 0]) - np.cos(exact), np.sin(th[:, 0]) - np.sin(exact)).max() < 1e-6
+    assert np.count_nonzero(np.diff(np.sign(np.sin(th[:, 0])))) >= 8   # crossed the singular configurations
+    assert "warning" not in r.summary and r.summary["min_step"] >= 1e-9 * 10.0
+
+
+def test_failure_hint_names_the_singular_configuration():
+    """A failed run near the singular configuration (theta = 1e-6 rad: s_min / s_max ~ 0.4 theta / 2.1,
+    from the SVD of the Jacobian) says so; at theta = 0.5 rad (regular) nothing is added."""
+    from multibody.formulations.lagrange import Lagrange
+    form = Lagrange(MODELS["double-four-bar"].factory())
+    near = form.failure_hint(0.0, np.r_[configuration(1e-6), np.zeros(15)])
+    assert "singular configuration" in near and "rtol >= 1e-10" in near
+    assert form.failure_hint(0.0, np.r_[configuration(0.5), np.zeros(15)]) == ""
+
+
+def test_step_watch_flags_a_collapse_near_the_singular_configuration():
+    """StepWatch (runner): accepted steps of 1e-2 s give no warning; one of 1e-14 s (below 1e-9 of a 10 s
+    run) at theta = 1e-7 rad from the singular configuration warns and names it."""
+    from types import SimpleNamespace
+    from multibody.formulations.lagrange import Lagrange
+    from multibody.step_watch import StepCollapseWarning, StepWatch
+    form = Lagrange(MODELS["double-four-bar"].factory())
+    healthy = StepWatch(form, 0.0, 10.0)
+    healthy.accepted(SimpleNamespace(h=1e-2, t=0.5, y=np.r_[configuration(0.5), np.zeros(15)]))
+    assert "warning" not in healthy.summary() and healthy.summary()["min_step"] == 1e-2
+    watch = StepWatch(form, 0.0, 10.0)
+    watch.accepted(SimpleNamespace(h=1e-14, t=0.7, y=np.r_[configuration(1e-7), np.zeros(15)]))
+    with pytest.warns(StepCollapseWarning, match="singular configuration"):
+        summary = watch.summary()
+    assert summary["min_step"] == 1e-14 and "assembly branch" in summary["warning"]
