@@ -17,7 +17,7 @@ from multibody.errors import MultibodyError
 from multibody.events import lock_at
 from multibody.models import MODELS
 from multibody.models.four_bars import crank_angle_exact
-from multibody.sweep import grid, parse_param, resolve_model, sweep
+from multibody.sweep import grid, parse_param, resolve_model, run_serial, sweep
 from multibody.sweep_table import SweepTable
 
 distributed = pytest.importorskip("distributed")
@@ -124,7 +124,7 @@ def test_cli_end_to_end(tmp_path):
     (["sweep", "pendulum", "--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler"),
 ])
 def test_cli_bad_input(args, message, tmp_path, monkeypatch):
-    monkeypatch.setattr("multibody.sweep.CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr("multibody.sweep_cluster.CONNECT_TIMEOUT_S", 1)
     res = CliRunner().invoke(main, args + ["--out", str(tmp_path / "x.csv")])
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
 
@@ -148,3 +148,44 @@ def test_missing_extra_names_the_install_command(monkeypatch, tmp_path):
     res = CliRunner().invoke(main, ["sweep", "pendulum", "--param", "mass=1,2", "--out", str(tmp_path / "x.csv")])
     assert res.exit_code == 2 and "pip install 'multibody[sweep]'" in res.output
     assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("n, workers", [(1000, 2), (1000, 1), (10, 2), (1, 4), (100_000, 3)])
+def test_batch_schedule_shrinks_towards_the_end(n, workers):
+    """Factoring: every scenario in exactly one batch, batches never grow, none above n / (8 workers)
+    nor (but the remainder) below n / (64 workers), and the last 2 x workers batches are the smallest."""
+    from multibody.sweep_cluster import BATCHES_PER_WORKER, TAIL_BATCHES_PER_WORKER, batch_sizes
+
+    sizes = batch_sizes(n, workers)
+    largest, smallest = -(-n // (workers * BATCHES_PER_WORKER)), -(-n // (workers * TAIL_BATCHES_PER_WORKER))
+    assert sum(sizes) == n and all(a >= b for a, b in zip(sizes, sizes[1:]))
+    assert max(sizes) <= largest and min(sizes[:-1], default=smallest) >= smallest
+    assert all(s <= max(smallest, 1) for s in sizes[-2 * workers:-1])
+    assert batch_sizes(10, 2, batch_size=4) == [4, 4, 2]
+
+
+def test_local_cluster_results_equal_serial_runs():
+    """The default path (a local cluster, workers forked from a warm server, shrinking batches): the same
+    numbers as one process running the scenarios one after the other, bit for bit."""
+    scenarios = grid({"omega0": [-1.0, -1.5, -2.0], "t_end": [0.2, 0.4], "rtol": [1e-8]})
+    table = sweep("double-four-bar", scenarios, workers=2)
+    serial = run_serial(resolve_model("double-four-bar"), scenarios)
+    assert table.meta["workers"] == 2 and table.meta["batches"] == len(scenarios) and not table.failed
+    for row, ref in zip(table.rows, serial.rows):
+        np.testing.assert_array_equal(table.final_q(row), serial.final_q(ref))
+        assert (row["steps"], row["rhs_evaluations"]) == (ref["steps"], ref["rhs_evaluations"])
+
+
+def test_local_cluster_workers_start_warm():
+    """The local workers are forked from a server that imported multibody and the compiled kernels, run with
+    one BLAS thread, and have run the first scenario before the sweep's clock starts."""
+    from multibody.sweep_cluster import Cluster
+
+    def state():
+        import os
+        return sys.modules.get("multibody.fast.kernels") is not None, os.environ.get("OPENBLAS_NUM_THREADS")
+
+    spec = resolve_model("double-four-bar")
+    with Cluster(distributed, 2, None, warm=(spec, {"omega0": -1.0}, {})) as client:
+        states = list(client.run(state).values())
+    assert states == [(True, "1"), (True, "1")]

@@ -64,7 +64,7 @@ def _human(s: dict, table) -> str:
     lines = [f"sweep {s['model']}: {s['scenarios']} scenarios, {s['ok']} ok, {s['failed']} failed on "
              f"{s['workers']} worker(s) ({s['scheduler']})",
              f"  {s['wall_time_s']:.3g} s wall ({s['scenarios_per_s']:.3g} scenarios/s), "
-             f"cluster start {s['startup_s']:.3g} s"]
+             f"before it: cluster start and worker warm-up {s['startup_s']:.3g} s"]
     for r in table.failed[:10]:
         lines.append(f"  failed scenario {r['scenario']}: {r['error']}")
     if len(table.failed) > 10:

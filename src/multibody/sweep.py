@@ -10,7 +10,8 @@ A scenario is a dict of
   never locked).
 
 :func:`sweep` runs them in batches on the workers and gathers one :class:`SweepTable` (one row per
-scenario; a failed scenario is a row with status "failed" and its message, the others are kept).
+scenario; a failed scenario is a row with status "failed" and its message, the others are kept); the
+cluster, the warm-up of its workers and the batch schedule are in :mod:`multibody.sweep_cluster`.
 Dask is the optional extra ``sweep``: ``pip install 'multibody[sweep]'``.
 """
 from __future__ import annotations
@@ -34,10 +35,6 @@ RUN_KEYS = ("t_end", "rtol", "atol", "integrator", "step", "formulation")
 PREFIXES = ("q0:", "v0:", "lock:")
 MISSING_DASK = ("the sweep needs the optional extra 'sweep' (Dask distributed), which is not installed: "
                 "pip install 'multibody[sweep]'  (or: pip install 'dask[distributed]').")
-#: how long to wait for a scheduler given by address before reporting it unreachable
-CONNECT_TIMEOUT_S = 10
-#: batches per worker when the batch size is automatic (load balance vs. per-task overhead)
-BATCHES_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -203,23 +200,28 @@ def sweep(model: str | ModelSpec, scenarios: list[dict], *, workers: int = 2, sc
 
     ``workers``: size of the local cluster (processes, one thread each) started when no ``scheduler``
     address is given; ``defaults``: run options for every scenario (a scenario's own values win);
-    ``batch_size``: scenarios per task (default: about BATCHES_PER_WORKER tasks per worker)."""
+    ``batch_size``: scenarios per task (default: batches shrinking towards the end,
+    :func:`multibody.sweep_cluster.batch_sizes`). ``meta``: ``startup_s`` (cluster start and the
+    workers' warm-up) and ``wall_time_s`` (the scenarios, from the first submission to the last row)."""
+    from .sweep_cluster import Cluster, batch_sizes
+
     spec = model if isinstance(model, ModelSpec) else resolve_model(model)
     check_scenarios(spec, scenarios)
     distributed = require_dask()
     defaults = dict(defaults or {})
     t0 = time.perf_counter()
-    with _client(distributed, workers, scheduler) as client:
+    with Cluster(distributed, workers, scheduler, warm=(spec, scenarios[0], defaults)) as client:
         startup = time.perf_counter() - t0
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-        size = batch_size or max(1, math.ceil(len(scenarios) / (n_workers * BATCHES_PER_WORKER)))
+        sizes = batch_sizes(len(scenarios), n_workers, batch_size)
+        starts = [0, *itertools.accumulate(sizes)]
         indexed = list(enumerate(scenarios))
-        batches = [indexed[i:i + size] for i in range(0, len(indexed), size)]
+        batches = [indexed[a:b] for a, b in zip(starts, starts[1:])]
         t1 = time.perf_counter()
         rows = _gather(distributed, client, spec, batches, defaults, progress, len(scenarios))
         run_wall = time.perf_counter() - t1
-    meta = {"model": spec.name, "workers": n_workers, "scheduler": scheduler or "local", "batch_size": size,
-            "defaults": defaults, "startup_s": startup, "wall_time_s": run_wall}
+    meta = {"model": spec.name, "workers": n_workers, "scheduler": scheduler or "local", "batch_size": max(sizes),
+            "batches": len(sizes), "defaults": defaults, "startup_s": startup, "wall_time_s": run_wall}
     return SweepTable.from_rows(rows, meta)
 
 
@@ -238,33 +240,3 @@ def _gather(distributed, client, spec, batches, defaults, progress, total) -> li
                             for i, sc in batch)
             bar.update(len(batch))
     return rows
-
-
-class _client:
-    """A Client on a fresh LocalCluster (processes) or on a running scheduler; closed on exit."""
-
-    def __init__(self, distributed, workers, scheduler):
-        self.d, self.workers, self.scheduler, self.cluster, self.client = distributed, workers, scheduler, None, None
-
-    def __enter__(self):
-        import logging
-
-        if self.scheduler:
-            try:
-                self.client = self.d.Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise MultibodyError(f"cannot reach the Dask scheduler at '{self.scheduler}' within "
-                                     f"{CONNECT_TIMEOUT_S} s: {exc}") from None
-            return self.client
-        if not (isinstance(self.workers, int) and self.workers >= 1):
-            raise MultibodyError(f"the number of workers must be a positive integer, got {self.workers}.")
-        self.cluster = self.d.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.ERROR)
-        self.client = self.d.Client(self.cluster)
-        return self.client
-
-    def __exit__(self, *exc):
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
