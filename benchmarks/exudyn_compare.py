@@ -47,7 +47,7 @@ except ImportError:
              "(benchmark-only; multibody itself never needs it).")
 
 sys.path.insert(0, os.path.dirname(__file__))
-from chains import bar_chain, run as run_chain  # noqa: E402
+from chains import bar_chain, run as run_chain, tip as chain_tip  # noqa: E402
 
 #: Exudyn steps per 10 s of the double four-bar, cheap to accurate (its error falls as h^2)
 FOUR_BAR_STEPS = (40_000, 80_000, 130_000, 160_000, 200_000)
@@ -179,13 +179,7 @@ def four_bar_multibody(target: float):
 def chain_tip_multibody(model, n, opts, time_limit):
     """(wall, free-end position at 1 s or None if capped, run data) of a multibody chain run."""
     r = run_chain(model, 1.0, opts, time_limit)
-    if r["capped"]:
-        return r["wall"], None, r
-    q = r["q"]
-    k = model.coordinate_names.index(f"b{n - 1}.x")
-    th = q[k + 2]
-    ell = 1.0 / n
-    return r["wall"], q[k:k + 2] + ell / 2 * np.array([np.cos(th), np.sin(th)]), r
+    return r["wall"], None if r["capped"] else chain_tip(model, r["q"]), r
 
 
 def chain(n: int, tilt: float, time_limit: float):
@@ -194,12 +188,15 @@ def chain(n: int, tilt: float, time_limit: float):
     _, ref, r = chain_tip_multibody(model, n, RunOptions(integrator="dop853", rtol=1e-10, atol=1e-12), time_limit)
     if ref is None:
         print(f"  reference (multibody dop853 rtol 1e-10) stopped by the time limit at t = {r['t']:.3g} s")
-    for o in (RunOptions(rtol=1e-6, atol=1e-8), RunOptions(integrator="dop853", rtol=1e-8, atol=1e-10)):
+    for o in (RunOptions(rtol=1e-6, atol=1e-8), RunOptions(integrator="dop853", rtol=1e-8, atol=1e-10),
+              RunOptions(integrator="generalized-alpha", step=1e-3)):
         wall, tip, r = chain_tip_multibody(model, n, o, time_limit)
         err = "" if tip is None or ref is None else f", end error {np.linalg.norm(tip - ref):.2e} m"
         cap = f" (time limit at t = {r['t']:.3g} s)" if tip is None else ""
-        print(f"  multibody {o.integrator} rtol {o.rtol:.0e}: {wall:8.3f} s, {r['steps']} steps, "
-              f"{r['nfev']} rhs{err}{cap}", flush=True)
+        how = f"h {o.step:g}" if o.step else f"rtol {o.rtol:.0e}"
+        work = "Newton iterations" if o.step else "rhs"
+        print(f"  multibody {o.integrator} {how}: {wall:8.3f} s, {r['steps']} steps, "
+              f"{r['work']} {work}{err}{cap}", flush=True)
     for steps in (1000, 10000):
         m, sensor = exudyn_chain(n, tilt)
         try:
