@@ -97,6 +97,20 @@ def normal_solve(A, n, G, b, transpose, x):
 
 
 @njit(cache=True)
+def _gauss_newton(q, qe, ve, prim, pval, mcols, mloc, mvec, tau, A, gamma, G, phi, dx):
+    """In place: q -= A^+ Phi with A assembled at qe (paper 000 eq. 5, the minimum-norm step); False if
+    A A^T is ill-conditioned (:func:`gram_cholesky`)."""
+    n = q.shape[0]
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    if not gram_cholesky(A, n, tau, G):
+        return False
+    normal_solve(A, n, G, phi, False, dx)
+    for j in range(n):
+        q[j] -= dx[j]
+    return True
+
+
+@njit(cache=True)
 def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, iterations, polish, tau,
             qe, ve, A, gamma, phi, G, dx):
     """In place: q (n,) onto Phi(q, t) = 0 by at most ``iterations`` Gauss-Newton steps
@@ -120,23 +134,15 @@ def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, ite
         if worst <= limit:
             converged = True
             break
-        assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
-        if not gram_cholesky(A, n, tau, G):
+        if not _gauss_newton(q, qe, ve, prim, pval, mcols, mloc, mvec, tau, A, gamma, G, phi, dx):
             return False
-        normal_solve(A, n, G, phi, False, dx)
-        for j in range(n):
-            q[j] -= dx[j]
     if not converged:
         return False
     for _ in range(polish):
         qe[:n] = q
         constraint_phi(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, phi)
-        assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
-        if not gram_cholesky(A, n, tau, G):
+        if not _gauss_newton(q, qe, ve, prim, pval, mcols, mloc, mvec, tau, A, gamma, G, phi, dx):
             return False
-        normal_solve(A, n, G, phi, False, dx)
-        for j in range(n):
-            q[j] -= dx[j]
     qe[:n] = q
     ve[:n] = v
     assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
