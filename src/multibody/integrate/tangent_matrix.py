@@ -41,9 +41,9 @@ def _incidence(row_cols: list[np.ndarray], n: int) -> sp.csr_matrix:
     return sp.vstack(mats, format="csr") if mats else sp.csr_matrix((0, n))
 
 
-def force_couplings(model) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
-    """(q-couplings, v-couplings, dense) of the model's force elements: per element a (k, w) column
-    array of the columns that act on each other; ``dense`` when an element may couple all columns."""
+def force_couplings(model) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(q-couplings, v-couplings) of the model's force elements: per element a (k, w) column array of
+    the columns that act on each other; all columns when an element is a user function."""
     n, in_q, in_v, dense = model.n, [], [], False
     for el in model.forces:
         if isinstance(el, ConstantForce):
@@ -58,7 +58,7 @@ def force_couplings(model) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
     if dense:
         everything = np.arange(n)[None, :]
         in_q, in_v = [everything], [everything]
-    return in_q, in_v, dense
+    return in_q, in_v
 
 
 def column_groups(pattern: sp.csr_matrix) -> np.ndarray:
@@ -111,12 +111,11 @@ class TangentMatrices:
     def __init__(self, ws):
         model = self.model = ws.model
         self.ws, n = ws, model.n
-        in_q, in_v, dense = force_couplings(model)
+        in_q, in_v = force_couplings(model)
         if model.mass_fun is not None:
-            in_q, dense = [np.arange(n)[None, :]], True
+            in_q = [np.arange(n)[None, :]]
         constraint_rows = _incidence(list(ws.cols), n)
         q_rows = sp.vstack([constraint_rows, _incidence(in_q, n)], format="csr")
-        self.dense = dense
         self.K = ResidualJacobian(q_rows.T @ q_rows)
         self.C = ResidualJacobian(_incidence(in_v, n).T @ _incidence(in_v, n)) if in_v else None
         self.scale = np.full(n, model.length_scale)
