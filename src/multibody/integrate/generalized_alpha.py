@@ -46,7 +46,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
-from ..sparse import SPARSE_MIN_COORDINATES
+from ..sparse import use_sparse
 from .tangent_matrix import TangentMatrices
 
 
@@ -121,9 +121,9 @@ class GeneralizedAlpha:
         acc = form.accelerations(self.t, q, v)
         self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
         self.abar = self.a.copy()
-        self.tangent = TangentMatrices(self.ws)
+        self.sparse = use_sparse(self.model, None)     # small models: dense LU (less overhead per call)
+        self.tangent = TangentMatrices(self.ws, self.sparse)
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
-        self.sparse = n >= SPARSE_MIN_COORDINATES      # small models: dense LU (less overhead per call)
         self._lu, self._lu_step = None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
 
@@ -166,7 +166,7 @@ class GeneralizedAlpha:
         gamma_p = p.gamma / (h * p.beta)
         t1 = self.t + h
         a1 = self.a.copy()                    # predictor: the accelerations of the last step
-        abar1 = (p.alpha_f * self.a - p.alpha_m * self.abar + (1 - p.alpha_f) * a1) / (1 - p.alpha_m)
+        abar1 = self._algorithmic(a1)
         q1 = q + h * v + h * h * ((0.5 - p.beta) * self.abar + p.beta * abar1)
         v1 = v + h * ((1 - p.gamma) * self.abar + p.gamma * abar1)
         lam1, last, size = self.lam.copy(), np.inf, np.inf
@@ -174,8 +174,7 @@ class GeneralizedAlpha:
         for _ in range(self.newton.max_iterations + 1):
             M, A, rhs, balanced = self._residual(t1, q1, v1, a1, lam1, beta_p)
             if balanced and size <= self.newton.increment * max(model.length_scale, np.max(np.abs(q1))):
-                abar1 = (p.alpha_f * self.a - p.alpha_m * self.abar + (1 - p.alpha_f) * a1) / (1 - p.alpha_m)
-                return np.concatenate([q1, v1]), a1, abar1, lam1
+                return np.concatenate([q1, v1]), a1, self._algorithmic(a1), lam1
             fresh = lu is None
             if fresh:
                 lu = self._factor(t1, q1, v1, a1, lam1, M, A, beta_p, gamma_p)
@@ -191,6 +190,11 @@ class GeneralizedAlpha:
             self._lu, self._lu_step = lu, h
             last = size
         return None
+
+    def _algorithmic(self, a1: np.ndarray) -> np.ndarray:
+        """abar_{n+1} from (1 - alpha_m) abar_{n+1} + alpha_m abar_n = (1 - alpha_f) a_{n+1} + alpha_f a_n."""
+        p = self.par
+        return (p.alpha_f * self.a - p.alpha_m * self.abar + (1 - p.alpha_f) * a1) / (1 - p.alpha_m)
 
     def _residual(self, t, q, v, a, lam, beta_p):
         """(M, A, right-hand side (-r / beta', -Phi), balanced) at an iterate, sparse or dense arrays;

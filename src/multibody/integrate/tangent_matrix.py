@@ -108,27 +108,24 @@ class ResidualJacobian:
 class TangentMatrices:
     """K_t (n, n) and C_t (n, n) of the residual r = M(q) a + A(q)^T lambda - f(t, q, v) (module doc)."""
 
-    def __init__(self, ws):
+    def __init__(self, ws, sparse: bool = False):
         model = self.model = ws.model
-        self.ws, n = ws, model.n
+        self.ws, self.sparse, n = ws, sparse, model.n
         in_q, in_v = force_couplings(model)
         if model.mass_fun is not None:
             in_q = [np.arange(n)[None, :]]
         constraint_rows = _incidence(list(ws.cols), n)
         q_rows = sp.vstack([constraint_rows, _incidence(in_q, n)], format="csr")
         self.K = ResidualJacobian(q_rows.T @ q_rows)
-        self.C = ResidualJacobian(_incidence(in_v, n).T @ _incidence(in_v, n)) if in_v else None
+        v_rows = _incidence(in_v, n)
+        self.C = ResidualJacobian(v_rows.T @ v_rows) if in_v else None
         self.scale = np.full(n, model.length_scale)
 
     def constraint_force(self, t, q, lam) -> np.ndarray:
-        """A(q)^T lambda (n,), evaluated group by group (paper 000 eq. 3)."""
-        ws, n = self.ws, self.model.n
-        qe, ve = ws.extend(q, np.zeros(n))
-        out = np.zeros(n + 1)
-        for g, rows, cols in zip(self.model.constraints, ws.rows, ws.cols):
-            jac = np.broadcast_to(g.evaluate(t, qe, ve).jac, cols.shape)
-            out += np.bincount(cols.ravel(), weights=(jac * lam[rows]).ravel(), minlength=n + 1)
-        return out[:n]
+        """A(q)^T lambda (n,) (paper 000 eq. 3), A from the Workspace (sparse CSR or dense)."""
+        ws = self.ws
+        A = (ws.sparse_constraints if self.sparse else ws.constraints)(t, q, np.zeros_like(q))[1]
+        return A.T @ lam
 
     def stiffness(self, t, q, v, a, lam) -> sp.csr_matrix:
         """K_t = d/dq [M(q) a + A(q)^T lambda - f(t, q, v)] at fixed (v, a, lambda)."""
