@@ -44,7 +44,9 @@ from multibody import RunOptions
 from multibody.kinematics import consistent_state
 from multibody.model.builder import ModelBuilder
 from multibody.model.chain import serial_chain
-from multibody.runner import advance, make_formulation, make_stepper
+from multibody.formulations.registry import make_formulation
+from multibody.integrate.steppers import STEPPERS
+from multibody.simulation.driver import advance
 
 G = 9.81
 
@@ -78,7 +80,7 @@ def run(model, t_end: float, options: RunOptions, time_limit: float) -> dict:
     form = make_formulation("lagrange", model)
     q, v = consistent_state(model, 0.0, ws=form.ws)
     y = form.initial_state(0.0, q, v)
-    rk = make_stepper(model, form, 0.0, y, t_end, options)
+    rk = STEPPERS[options.integrator].make(form, 0.0, y, t_end, options)
     setup = time.perf_counter() - t0
     t1 = time.perf_counter()
     while rk.t < t_end and time.perf_counter() - t1 < time_limit:

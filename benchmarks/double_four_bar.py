@@ -16,7 +16,7 @@ import numpy as np
 from multibody import RunOptions, simulate
 from multibody.models import MODELS
 from multibody.models.four_bars import crank_angle_exact
-from multibody.runner import make_formulation
+from multibody.formulations.registry import make_formulation
 
 CASES = [("default", RunOptions()), ("tight", RunOptions(rtol=1e-10, atol=1e-12)),
          ("dop853 1e-10", RunOptions(integrator="dop853", rtol=1e-10, atol=1e-12))]

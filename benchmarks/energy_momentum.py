@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from multibody.integrate.em_simulate import simulate_energy_momentum
+from multibody.simulation import RunOptions, simulate
 from multibody.integrate.energy_momentum import EnergyMomentumStepper
 from multibody.models.spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage
 
@@ -39,8 +39,9 @@ def long_runs(steps):
     for name, factory, dt, cols in LONG:
         for scheme in ("constrained", "reduced"):
             t0 = time.perf_counter()
-            r = simulate_energy_momentum(factory(), t_end=steps * dt, dt=dt, scheme=scheme, condition=False,
-                                         record_every=10)
+            r = simulate(factory(), t_end=steps * dt, formulation=scheme,
+                         options=RunOptions(integrator="energy-momentum", step=dt, diagnostics=False,
+                                            output_interval=10 * dt))
             s = r.summary
             d = ", ".join(f"{k} {v:.1e}" for k, v in drift(r, cols).items())
             print(f"{name:18s} {scheme:11s} dt {dt:g} x {steps}: E {s['energy_drift_rel']:.1e}; {d}; "

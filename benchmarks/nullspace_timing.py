@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 from multibody.models import MODELS  # noqa: E402
 from multibody.models.modified_four_bars import crank_angle_exact_cells  # noqa: E402
-from multibody.runner import RunOptions, simulate  # noqa: E402
+from multibody.simulation import RunOptions, simulate  # noqa: E402
 
 CELLS = {"double-four-bar": 2, "double-four-bar-modified": 2, "triple-four-bar-modified": 3}
 VARIANTS = (("lagrange", {}), ("nullspace", {"basis": "recompute"}), ("nullspace", {"basis": "continuation"}))

@@ -15,7 +15,7 @@ import numpy as np
 
 from multibody.models import MODELS
 from multibody.models.four_bars import crank_angle_exact
-from multibody.runner import RunOptions, simulate
+from multibody.simulation import RunOptions, simulate
 
 
 def run(name, t_end, rtol):
@@ -46,7 +46,7 @@ def report(name, t_end, rtol):
 
 
 def figure(result, directory):
-    from multibody.plot import _pyplot, _save
+    from multibody.plot.common import _pyplot, _save
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 4))

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.analysis.elimination import run_experiment
+from multibody.experiments.reactions import run_experiment
 from multibody.models.nonholonomic_models import mobile_robot
-from multibody.plot_reactions import reactions_figure
+from multibody.plot.reactions import reactions_figure
 
 VARIANTS = {"minimum-norm": (), "eliminate C.y, W4": ("C.y", "W4.normal"),
             "eliminate W1, W4": ("W1.normal", "W4.normal"), "eliminate W2, W4": ("W2.normal", "W4.normal")}

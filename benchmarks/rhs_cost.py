@@ -87,7 +87,7 @@ def main():
 
 def _schur_share(model, opts) -> float:
     """Share of evaluations that used the Schur solve in one run (a separate formulation object)."""
-    from multibody.runner import FORMULATIONS
+    from multibody.formulations.registry import FORMULATIONS
     made = []
 
     class Counting(Lagrange):

@@ -2,7 +2,7 @@
 
 Scenarios: the IFToMM double four-bar (paper 000 Sect. 3.2) with the initial crank rate ``omega0``
 evenly spaced in [-0.5, -3] rad/s, ``--t-end`` seconds each (short runs). Per worker count it prints
-the cluster start-up time (start of the cluster and warm-up of its workers, multibody.sweep_cluster),
+the cluster start-up time (start of the cluster and warm-up of its workers, multibody.sweep.cluster),
 the sweep's wall time (first submission to last row), their total, scenarios/s, the summed
 per-scenario run time, the number of failed scenarios, and the speed-up against the first worker
 count (of the sweep's wall time, and of the total). The largest crank-angle error against the exact

@@ -11,8 +11,8 @@ import time
 
 from multibody.models import MODELS
 from multibody.models.locking import have_robot_extra
-from multibody.plot_topology import event_table, topology_figures
-from multibody.runner import RunOptions, simulate
+from multibody.plot.topology import event_table, topology_figures
+from multibody.simulation import RunOptions, simulate
 
 
 def run(name, options, t_end=None, formulations=("lagrange",)):

@@ -11,9 +11,9 @@ from multibody.analysis import analyze
 from multibody.assembly import Workspace
 from multibody.cli import main
 from multibody.kinematics import solve_positions
-from multibody.linalg import pivoted_qr
+from multibody.linalg.rank import pivoted_qr
 from multibody.models import MODELS
-from multibody.tangent import omega_matrix, polar_reorthogonalize
+from multibody.linalg.tangent import omega_matrix, polar_reorthogonalize
 
 # (n, m, rank at the initial configuration, rank at the `singular` one): paper 000 Sects. 3.1-3.5
 PAPER = {

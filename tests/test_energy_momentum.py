@@ -8,14 +8,20 @@ from click.testing import CliRunner
 
 from multibody.cli import main
 from multibody.errors import MultibodyError
-from multibody.integrate.em_simulate import simulate_energy_momentum
 from multibody.integrate.energy_momentum import EnergyMomentumStepper
 from multibody.model.director import LowerPairs
 from multibody.models.spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage, top_exact
-from multibody.runner import RunOptions, simulate
+from multibody.simulation import RunOptions, simulate
 
 #: the Newton tolerance is 1e-13 relative; the invariants are asserted 100 times looser over the run
 CONSERVED = 1e-11
+
+
+def em_run(model, *, t_end, dt, scheme="reduced", condition=False, every=1):
+    """simulate() with the energy-momentum stepper (paper 004), storing every ``every``-th step."""
+    return simulate(model, t_end=t_end, formulation=scheme,
+                    options=RunOptions(integrator="energy-momentum", step=dt, diagnostics=condition,
+                                       output_interval=0.0 if every == 1 else every * dt))
 
 
 def _drift(result, cols):
@@ -31,7 +37,7 @@ def _drift(result, cols):
     (planar_pair, 0.001, 60, [0, 1, 2, 3, 4, 5]),
 ])
 def test_energy_and_momentum_are_conserved(factory, dt, steps, conserved, scheme):
-    r = simulate_energy_momentum(factory(), t_end=steps * dt, dt=dt, scheme=scheme, condition=False)
+    r = em_run(factory(), t_end=steps * dt, dt=dt, scheme=scheme, condition=False)
     assert r.summary["energy_drift_rel"] < CONSERVED
     lin = [c for c in conserved if c < 3]
     if lin:
@@ -43,7 +49,7 @@ def test_energy_and_momentum_are_conserved(factory, dt, steps, conserved, scheme
 def test_constrained_and_reduced_schemes_give_the_same_solution():
     """The reduced scheme is the constrained one with the multipliers eliminated (Sect. 2.2)."""
     m = cylindrical_pair()
-    a, b = (simulate_energy_momentum(m, t_end=0.2, dt=0.01, scheme=s, condition=False)
+    a, b = (em_run(m, t_end=0.2, dt=0.01, scheme=s, condition=False)
             for s in ("constrained", "reduced"))
     assert np.max(np.abs(a.q - b.q)) < 1e-10 * np.max(np.abs(a.q))
 
@@ -53,7 +59,7 @@ def test_top_converges_to_the_steady_precession_with_order_two():
     errors, nutation = [], []
     dts = [0.01, 0.005, 0.0025]
     for dt in dts:
-        r = simulate_energy_momentum(gyro_top(), t_end=0.5, dt=dt, condition=False)
+        r = em_run(gyro_top(), t_end=0.5, dt=dt, condition=False)
         _, phi = top_exact(r.t)
         errors.append(np.max(np.abs(r.q[:, :3] - phi)))
         nutation.append(np.max(np.abs(np.arccos(r.q[:, 11]) - np.pi / 3)))
@@ -92,7 +98,7 @@ def test_lagrange_with_tight_runge_kutta_agrees_as_dt_shrinks():
     like dt^2 towards it."""
     m, T = cylindrical_pair(), 0.1
     ref = simulate(m, t_end=T, options=RunOptions(integrator="dopri5", rtol=1e-10, atol=1e-12))
-    err = [np.max(np.abs(simulate_energy_momentum(m, t_end=T, dt=dt, condition=False).q[-1] - ref.q[-1]))
+    err = [np.max(np.abs(em_run(m, t_end=T, dt=dt).q[-1] - ref.q[-1]))
            for dt in (0.004, 0.002, 0.001)]
     assert np.polyfit(np.log([0.004, 0.002, 0.001]), np.log(err), 1)[0] > 1.8
     assert err[-1] < 1e-2
@@ -101,7 +107,7 @@ def test_lagrange_with_tight_runge_kutta_agrees_as_dt_shrinks():
 def test_six_body_linkage_runs_with_one_dof_and_conserves_energy():
     """1 DOF with one redundant closure row; E conserved; the relations of Sect. 5.4.2 hold on the
     computed motion: theta1 = theta3 = theta5, theta2 = theta4, sin theta2 = sin theta1 / (1 - sin theta1)."""
-    r = simulate_energy_momentum(six_body_linkage(), t_end=0.1, dt=0.01, scheme="reduced")
+    r = em_run(six_body_linkage(), t_end=0.1, dt=0.01, scheme="reduced", condition=True)
     s = r.summary
     assert s["degrees_of_freedom"] == 1 and len(s["redundant_constraints"]) == 1
     assert s["redundant_constraints"][0].startswith("joint6")
@@ -142,6 +148,6 @@ def test_relative_coordinates_of_the_free_pairs():
 
 @pytest.mark.slow
 def test_ten_thousand_steps_of_the_top():
-    r = simulate_energy_momentum(gyro_top(), t_end=100.0, dt=0.01, condition=False, record_every=10)
+    r = em_run(gyro_top(), t_end=100.0, dt=0.01, condition=False, every=10)
     assert r.summary["energy_drift_rel"] < 1e-10
     assert _drift(r, [5]) < 1e-10

@@ -19,7 +19,7 @@ from multibody.model.builder import ModelBuilder  # noqa: E402
 from multibody.model.motion import Motion  # noqa: E402
 from multibody.models import MODELS  # noqa: E402
 from multibody.models.four_bars import crank_angle_exact  # noqa: E402
-from multibody.runner import make_formulation  # noqa: E402
+from multibody.formulations.registry import make_formulation  # noqa: E402
 
 ROUND_OFF = 1e-12       # relative agreement of two exact solves (eps times a moderate condition number)
 SUPPORTED = ["slider-crank", "four-bar", "double-four-bar", "double-four-bar-modified", "triple-four-bar-modified",

@@ -21,8 +21,8 @@ from multibody.fast.step_kernels import MIN_NORM_PIVOT_RATIO, gram_cholesky, nor
 from multibody.formulations.lagrange import Lagrange  # noqa: E402
 from multibody.kinematics import KinematicTolerance, solve_positions, solve_velocities  # noqa: E402
 from multibody.models import MODELS  # noqa: E402
-from multibody.reactions import reaction_map  # noqa: E402
-from multibody.runner import Recorder  # noqa: E402
+from multibody.analysis.reactions import reaction_map  # noqa: E402
+from multibody.simulation.recorder import Recorder  # noqa: E402
 from test_fast import ROUND_OFF, SUPPORTED, all_primitives_model, four_bar_state, rel_diff  # noqa: E402
 
 EPS = np.finfo(float).eps

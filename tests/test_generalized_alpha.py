@@ -12,7 +12,7 @@ from multibody.integrate.tangent_matrix import TangentMatrices
 from multibody.kinematics import consistent_state
 from multibody.model.system import matrix_system
 from multibody.models import MODELS
-from multibody.runner import make_formulation
+from multibody.formulations.registry import make_formulation
 
 G = 9.81
 

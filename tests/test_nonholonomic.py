@@ -17,7 +17,7 @@ from multibody.model.builder import ModelBuilder
 from multibody.model.motion import Motion
 from multibody.model.system import matrix_system
 from multibody.models.nonholonomic_models import A_WHEEL, E_ARM, G_RACK, knife_edge_sled, mobile_robot
-from multibody.runner import RunOptions, simulate
+from multibody.simulation import RunOptions, simulate
 
 TIGHT = RunOptions(rtol=1e-10, atol=1e-12)
 

@@ -13,11 +13,11 @@ from multibody.cli import main
 from multibody.errors import MultibodyError
 from multibody.formulations.nullspace import NullSpace
 from multibody.kinematics import solve_positions, solve_velocities
-from multibody.linalg import RankTolerance, pivoted_qr
+from multibody.linalg.rank import RankTolerance, pivoted_qr
 from multibody.models import MODELS
 from multibody.models.modified_four_bars import crank_angle_exact_cells
-from multibody.runner import RunOptions, simulate
-from multibody.tangent import continue_expm, omega_matrix
+from multibody.simulation import RunOptions, simulate
+from multibody.linalg.tangent import continue_expm, omega_matrix
 
 G, ELL = 9.81, 1.0
 TIGHT = RunOptions(rtol=1e-9, atol=1e-11)

@@ -25,7 +25,7 @@ from multibody.models.linkages import slider_crank, slider_position
 from multibody.models.pendulums import pendulum
 from multibody.models.projective import (FOUR_BAR_RELATIVE, four_bar_angles, four_bar_rates,
                                          four_bar_relative, physical_pendulum)
-from multibody.runner import RunOptions, simulate
+from multibody.simulation import RunOptions, simulate
 
 EPS = 1e-12           # round-off level of the criterion (O(1) quantities, a few factorisations)
 ANGLES = np.linspace(-np.pi, np.pi, 37)

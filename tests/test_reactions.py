@@ -17,8 +17,9 @@ from multibody.models import MODELS
 from multibody.models.linkages import slider_crank
 from multibody.models.pendulums import pendulum
 from multibody.models.projective import four_bar_distribution, four_bar_relative, physical_pendulum
-from multibody.reactions import COMPONENTS, joint_reactions, reaction_map
-from multibody.runner import FORMULATIONS, RunOptions, simulate
+from multibody.analysis.reactions import COMPONENTS, joint_reactions, reaction_map
+from multibody.formulations.registry import FORMULATIONS
+from multibody.simulation import RunOptions, simulate
 
 G = 9.81
 ROUND_OFF = 1e-12     # relative agreement of the three schemes (a few well-conditioned solves)

@@ -91,7 +91,7 @@ def test_step_watch_flags_a_collapse_near_the_singular_configuration():
     run) at theta = 1e-7 rad from the singular configuration warns and names it."""
     from types import SimpleNamespace
     from multibody.formulations.lagrange import Lagrange
-    from multibody.step_watch import StepCollapseWarning, StepWatch
+    from multibody.simulation.step_watch import StepCollapseWarning, StepWatch
     form = Lagrange(MODELS["double-four-bar"].factory())
     healthy = StepWatch(form, 0.0, 10.0)
     healthy.accepted(SimpleNamespace(h=1e-2, t=0.5, y=np.r_[configuration(0.5), np.zeros(15)]))

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from multibody.assembly import Workspace
-from multibody.analysis.elimination import NUMERIC_UNIQUE, choose_variants, run_experiment
+from multibody.experiments.reactions import NUMERIC_UNIQUE, choose_variants, run_experiment
 from multibody.analysis.solvability import reaction_uniqueness, solvability, solvability_at
 from multibody.cli import main
 from multibody.errors import MultibodyError
@@ -17,8 +17,8 @@ from multibody.kinematics import consistent_state
 from multibody.model.system import matrix_system
 from multibody.models import MODELS
 from multibody.models.nonholonomic_models import door_two_hinges, mobile_robot
-from multibody.reactions import reaction_map
-from multibody.runner import RunOptions, simulate
+from multibody.analysis.reactions import reaction_map
+from multibody.simulation import RunOptions, simulate
 
 G = 9.81
 

@@ -12,8 +12,8 @@ from multibody import RunOptions, simulate
 from multibody.errors import MultibodyError, SimulationError
 from multibody.kinematics import consistent_state, solve_positions
 from multibody.model.builder import ModelBuilder
-from multibody.runner import make_formulation
-from multibody.sparse import SPARSE_MIN_COORDINATES, use_sparse
+from multibody.formulations.registry import make_formulation
+from multibody.assembly import SPARSE_MIN_COORDINATES, use_sparse
 
 G = 9.81
 

@@ -5,13 +5,13 @@ import scipy.linalg as sla
 
 from multibody.assembly import Workspace
 from multibody.errors import ModelError
-from multibody.linalg import pivoted_qr
+from multibody.linalg.rank import pivoted_qr
 from multibody.model.director import LowerPairs, SpatialBodies
 from multibody.model.director_builder import SpatialModelBuilder
 from multibody.model.director_tree import build_tree, null_space_matrix, reparametrize
 from multibody.models import linkage6
 from multibody.models.spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage, top_data
-from multibody.spatial import axis_rotation, expm_so3, inertia_to_euler, skew
+from multibody.linalg.rotations import axis_rotation, expm_so3, inertia_to_euler, skew
 
 MODELS = [gyro_top, cylindrical_pair, planar_pair, six_body_linkage]
 

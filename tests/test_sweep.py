@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from multibody import RunOptions, simulate
 from multibody.cli import main
 from multibody.errors import MultibodyError
-from multibody.events import lock_at
+from multibody.simulation.events import lock_at
 from multibody.models import MODELS
 from multibody.models.four_bars import crank_angle_exact
 from multibody.sweep import grid, parse_param, resolve_model, run_serial, sweep
-from multibody.sweep_table import SweepTable
+from multibody.sweep.table import SweepTable
 
 distributed = pytest.importorskip("distributed")
 
@@ -124,7 +124,7 @@ def test_cli_end_to_end(tmp_path):
     (["sweep", "pendulum", "--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler"),
 ])
 def test_cli_bad_input(args, message, tmp_path, monkeypatch):
-    monkeypatch.setattr("multibody.sweep_cluster.CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr("multibody.sweep.cluster.CONNECT_TIMEOUT_S", 1)
     res = CliRunner().invoke(main, args + ["--out", str(tmp_path / "x.csv")])
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
 
@@ -154,7 +154,7 @@ def test_missing_extra_names_the_install_command(monkeypatch, tmp_path):
 def test_batch_schedule_shrinks_towards_the_end(n, workers):
     """Factoring: every scenario in exactly one batch, batches never grow, none above n / (8 workers)
     nor (but the remainder) below n / (64 workers), and the last 2 x workers batches are the smallest."""
-    from multibody.sweep_cluster import BATCHES_PER_WORKER, TAIL_BATCHES_PER_WORKER, batch_sizes
+    from multibody.sweep.cluster import BATCHES_PER_WORKER, TAIL_BATCHES_PER_WORKER, batch_sizes
 
     sizes = batch_sizes(n, workers)
     largest, smallest = -(-n // (workers * BATCHES_PER_WORKER)), -(-n // (workers * TAIL_BATCHES_PER_WORKER))
@@ -179,7 +179,7 @@ def test_local_cluster_results_equal_serial_runs():
 def test_local_cluster_workers_start_warm():
     """The local workers are forked from a server that imported multibody and the compiled kernels, run with
     one BLAS thread, and have run the first scenario before the sweep's clock starts."""
-    from multibody.sweep_cluster import Cluster
+    from multibody.sweep.cluster import Cluster
 
     def state():
         import os

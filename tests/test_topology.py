@@ -19,14 +19,15 @@ from click.testing import CliRunner
 
 from multibody.cli import main
 from multibody.errors import MultibodyError
-from multibody.events import AtTime, Lock, lock_at, rate_crosses_zero
+from multibody.simulation.events import AtTime, Lock, lock_at, rate_crosses_zero
 from multibody.formulations.projection import projected_accelerations
-from multibody.linalg import gauss_solve
+from multibody.linalg.rank import gauss_solve
 from multibody.model.chain import serial_chain
 from multibody.models import MODELS
 from multibody.models.locking import LINK_INERTIA, LINK_INERTIA_AXIAL, LINK_MASS, three_r_pendulum
-from multibody.runner import RunOptions, simulate
-from multibody.topology import TRANSITIONS, orthogonal_complement, transition
+from multibody.simulation import RunOptions, simulate
+from multibody.linalg.projectors import orthogonal_complement
+from multibody.simulation.transitions import TRANSITIONS, transition
 
 EPS = np.finfo(float).eps
 CONSISTENT = ("lagrangian", "projected", "minimal")

@@ -4,10 +4,10 @@ Flat public API (re-exports only)."""
 from .assembly import State, Terms, Workspace, evaluate
 from .errors import AssemblyError, ModelError, MultibodyError, SimulationError
 from .kinematics import consistent_state, solve_positions, solve_velocities
-from .linalg import RankTolerance, pivoted_qr
+from .linalg.rank import RankTolerance, pivoted_qr
 from .model import Model, ModelBuilder, Motion, matrix_system, serial_chain
-from .results import Result, Series
-from .runner import RunOptions, simulate
+from .results.result import Result, Series
+from .simulation.driver import RunOptions, simulate
 
 __all__ = [
     "AssemblyError", "Model", "ModelBuilder", "ModelError", "Motion", "MultibodyError", "Result", "Series",

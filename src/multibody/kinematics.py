@@ -16,7 +16,7 @@ import numpy as np
 
 from .assembly import Workspace
 from .errors import AssemblyError
-from .linalg import min_norm_solve
+from .linalg.rank import min_norm_solve
 from .model.system import Model
 
 
@@ -61,8 +61,8 @@ def _worst(model: Model, residual: np.ndarray, count: int = 5) -> str:
 def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws: Workspace | None = None,
                     tol: KinematicTolerance = KinematicTolerance(), sparse: bool | None = None) -> np.ndarray:
     """q with Phi(q, t) = 0, starting from the guess q and keeping the coordinates ``hold`` fixed.
-    ``sparse`` (None: automatic, see :func:`multibody.sparse.use_sparse`): Gauss-Newton steps
-    dq = -A^T (A A^T)^-1 Phi with a sparse A of full row rank (multibody.sparse)."""
+    ``sparse`` (None: automatic, see :func:`multibody.assembly.use_sparse`): Gauss-Newton steps
+    dq = -A^T (A A^T)^-1 Phi with a sparse A of full row rank (multibody.linalg.sparse)."""
     ws = ws or Workspace(model)
     if sparse is None and _sparse(model, None):     # automatic: dense if A turns out rank deficient
         return _auto(solve_positions, model, q, t, hold=hold, ws=ws, tol=tol)
@@ -128,7 +128,7 @@ def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0,
 
 
 def _sparse(model: Model, sparse) -> bool:
-    from .sparse import use_sparse
+    from .assembly import use_sparse
     return use_sparse(model, sparse)
 
 
@@ -142,16 +142,16 @@ def _auto(solve, *args, **kw):
 
 
 def _min_norm(A, r, sparse: bool) -> np.ndarray:
-    """A^+ r: dense SVD (min_norm_solve) or, sparse, A^T (A A^T)^-1 r (multibody.sparse)."""
+    """A^+ r: dense SVD (min_norm_solve) or, sparse, A^T (A A^T)^-1 r (multibody.linalg.sparse)."""
     if not sparse:
         return min_norm_solve(A, r)
-    from .sparse import min_norm_correction
+    from .linalg.sparse import min_norm_correction
     return min_norm_correction(A, r, "kinematic solve")
 
 
 def consistent_state(model: Model, t: float = 0.0, *, q=None, v=None, ws: Workspace | None = None):
     """(q, v) consistent with the constraints, from the model's initial data (or the given guesses);
-    large eligible models use the sparse solves (see :func:`multibody.sparse.use_sparse`)."""
+    large eligible models use the sparse solves (see :func:`multibody.assembly.use_sparse`)."""
     ws = ws or Workspace(model)
     q = model.q0 if q is None else q
     v = model.v0 if v is None else v

@@ -19,7 +19,7 @@ import numpy as np
 from ..assembly import Workspace
 from ..errors import MultibodyError
 from ..kinematics import solve_positions
-from ..linalg import RankTolerance, pivoted_qr
+from ..linalg.rank import RankTolerance, pivoted_qr
 from ..model.system import Model
 
 

@@ -35,7 +35,7 @@ import scipy.linalg as sla
 
 from ..assembly import Workspace
 from ..errors import MultibodyError
-from ..linalg import RankTolerance, pivoted_qr
+from ..linalg.rank import RankTolerance, pivoted_qr
 from ..model.system import Model
 
 #: C_D counts as singular when its smallest LU pivot is below this fraction of its largest entry

@@ -189,7 +189,7 @@ def reaction_uniqueness(model: Model, q: np.ndarray, C: np.ndarray, sol: Solvabi
 
 
 class ReactionFlags:
-    """Per-step uniqueness flags for a run (used by runner.Recorder): series ``reactions_unique``
+    """Per-step uniqueness flags for a run (used by simulation.recorder.Recorder): series ``reactions_unique``
     (1.0/0.0 per joint-reaction column) and ``multipliers_unique`` (per row of C: 1.0 if the row's
     pair has unique multipliers), plus summary entries; reactions are never reported as if unique
     when the analysis says they are not (paper 003 Sect. 5)."""

@@ -46,9 +46,8 @@ def numba_available() -> bool:
 
 def supported(formulation) -> str | None:
     """None if the fast path applies to this Lagrange formulation, else the reason it does not."""
-    from ..formulations.lagrange import Lagrange
     model = formulation.model
-    if type(formulation)._solve is not Lagrange._solve:      # e.g. Projection: another acceleration solve
+    if not formulation.plain_solve:      # e.g. Projection: another acceleration solve
         return f"formulation '{formulation.name}' solves differently"
     if model.h or formulation.ws.h:
         return "nonholonomic rows"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kinematics import KinematicTolerance
+from ..linalg.rank import NORMAL_ERROR_WEIGHT
 from ..model.constraints import Coincident
 from .step_kernels import MIN_NORM_PIVOT_RATIO, multipliers, project, tangent_error, violations
 
@@ -44,7 +45,7 @@ class FastStep:
         self.model_data = (rhs.prim, rhs.pval, self.poff, rhs.mcols, rhs.mloc, rhs.mvec)
         tol: KinematicTolerance = formulation.projection_tol
         self.limit, self.iterations, self.polish = tol.position * model.length_scale, tol.max_iterations, tol.polish
-        self.weight = _normal_weight()
+        self.weight = NORMAL_ERROR_WEIGHT
         self.shift, self.dshift, self.ddf = np.zeros(m), np.zeros(m), np.zeros(m)
         self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)
         self.A, self.gamma, self.phi = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m)
@@ -89,11 +90,6 @@ class FastStep:
         pos, vel = violations(y, self.shift, self.dshift, prim, pval, poff, mcols, mloc, mvec, self.qe, self.ve,
                               self.A, self.phi)
         return out[n:], self.lam.copy(), (pos, vel), self.A[:, :n].copy()
-
-
-def _normal_weight() -> float:
-    from ..formulations.lagrange import NORMAL_ERROR_WEIGHT
-    return NORMAL_ERROR_WEIGHT
 
 
 def fast_step(formulation) -> FastStep | None:

@@ -10,7 +10,7 @@ Readable references, which define the numbers (tests/test_fast_step.py checks th
 - error filter: ``Lagrange._tangent_error`` with :func:`multibody.linalg.row_space_filter`
   ((I - A^+ A) x; Hairer, Lubich & Wanner, Geometric Numerical Integration, Sect. IV.4);
 - output: ``Lagrange.accelerations`` (multipliers: the minimum-norm solution of A^T lam = f - M q'',
-  paper 003 eqs 4-9) and the violations of ``runner.Recorder``.
+  paper 003 eqs 4-9) and the violations of ``simulation.recorder.Recorder``.
 
 Every pseudo-inverse here is :func:`normal_solve`: the normal equations G = A A^T by Cholesky, used only
 while the smallest pivot ratio of G is >= ``MIN_NORM_PIVOT_RATIO``. Then no singular value of A is near
@@ -195,7 +195,7 @@ def tangent_error(y, err, weight, prim, pval, mcols, mloc, mvec, tau, qe, ve, A,
 
 @njit(cache=True)
 def violations(y, shift, dshift, prim, pval, poff, mcols, mloc, mvec, qe, ve, A, phi):
-    """(max |Phi|, max |A v + Phi_t|) at y = [q, v] (runner.Recorder), with qe, ve (n + 1,) and
+    """(max |Phi|, max |A v + Phi_t|) at y = [q, v] (simulation.recorder.Recorder), with qe, ve (n + 1,) and
     A (m, n + 1) already evaluated at y by the right-hand-side kernel; Phi_t = -dshift."""
     n = qe.shape[0] - 1
     constraint_phi(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, phi)

@@ -46,6 +46,8 @@ class Formulation:
     name = "base"
     #: True if the formulation integrates nonholonomic (Pfaffian) rows Psi v = 0 (paper 003 eq. 3)
     supports_nonholonomic = False
+    #: True for the discrete schemes of paper 004 (formulations.discrete): no rhs, only a stepper's Newton
+    discrete = False
 
     def __init__(self, model: Model):
         if model.h and not self.supports_nonholonomic:

@@ -34,10 +34,11 @@ import scipy.linalg as sla
 
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions, solve_velocities
-from ..linalg import (RankTolerance, Regularization, gauss_solve, min_norm_solve, pivoted_qr,
-                      row_space_filter)
+from ..linalg.rank import (NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, gauss_solve, min_norm_solve,
+                          pivoted_qr, row_space_filter)
 from ..assembly import Terms
-from ..sparse import SparseLagrange, lagrange_sparse, tangent_filter
+from ..linalg.sparse import tangent_filter
+from .lagrange_sparse import SparseLagrange, lagrange_sparse
 from .base import Accelerations, Formulation
 
 
@@ -84,7 +85,7 @@ class Lagrange(Formulation):
         self.choose_rows = choose_rows   # None: decided in initial_state (nonholonomic or redundant rows)
         if stabilization.kind == "projection" and self.ws.m + self.ws.h:
             self.error_filter = self._tangent_error
-        # issue 7 item 3: sparse path for large models (multibody.sparse; None = automatic)
+        # issue 7 item 3: sparse path for large models (formulations.lagrange_sparse; None = automatic)
         self.sparse = lagrange_sparse(self, sparse, eliminate, choose_rows)
         self.sparse_path = SparseLagrange(self) if self.sparse else None
         if self.sparse:
@@ -134,6 +135,12 @@ class Lagrange(Formulation):
         self.active = active
         return changed
 
+    @property
+    def plain_solve(self) -> bool:
+        """True when the accelerations come from this class's own solve (not a subclass's, e.g.
+        Projection): the compiled and sparse paths reproduce only this one."""
+        return type(self)._solve is Lagrange._solve
+
     def _solve(self, t, q, v):
         """Terms with A = C[keep] (kept rows of [Phi_q; Psi]) and gamma = Gamma[keep], and q'' from the
         ``active`` rows."""
@@ -172,7 +179,7 @@ class Lagrange(Formulation):
         return self.sparse_path.summary() if self.sparse else {}
 
     def failure_hint(self, t, y) -> str:
-        """A sentence appended to a failed integration's message (runner.advance) when the state is near a
+        """A sentence appended to a failed integration's message (simulation.driver.advance) when the state is near a
         singular configuration: s_min / s_max of C[keep] below SINGULAR_HINT_RATIO, counting only singular
         values above STRUCTURAL_RANK (redundant rows are not singular configurations); else ""."""
         if self.sparse or len(self.keep) == 0:
@@ -228,14 +235,6 @@ class Lagrange(Formulation):
             return np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0]), row_space_filter(C, qv[:, 1])])
         return row_space_filter(C, qv)
 
-
-#: weight of the normal part of the local error (see Lagrange._tangent_error): the normal error may be
-#: 1e4 times the tolerance. Near a singular configuration (distance sigma) the states carry round-off
-#: along the vanishing directions: eps L / sigma in positions (|Phi| cannot go below ~eps L), hence
-#: omega eps L / sigma^2 in velocities and omega^2 eps L / sigma^3 in accelerations (measured on the double
-#: four-bar at sigma = 1.9e-6: 1.4e3 m/s^2); without this weight an adaptive step collapses there at tight
-#: tolerances (measured on the double four-bar at rtol 1e-10).
-NORMAL_ERROR_WEIGHT = 1e-4
 
 #: failure_hint: s_min / s_max of the constraint Jacobian below which a failed run is reported as near a
 #: singular configuration (the compiled Schur solve declines at a pivot ratio of 1e-3 for the same reason)

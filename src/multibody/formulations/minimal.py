@@ -28,8 +28,8 @@ import numpy as np
 
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions, solve_velocities
-from ..linalg import RankTolerance, min_norm_solve, pivoted_qr
-from ..topology import independent_coordinates, orthogonal_complement
+from ..linalg.rank import RankTolerance, min_norm_solve, pivoted_qr
+from ..linalg.projectors import independent_coordinates, orthogonal_complement
 from .base import Accelerations, Formulation
 
 #: switch the minimal coordinates when cond(A_p) of the current choice exceeds this multiple of the

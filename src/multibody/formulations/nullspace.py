@@ -50,8 +50,8 @@ import scipy.linalg as sla
 
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
-from ..linalg import RankTolerance, Regularization, min_norm_solve, pivoted_qr, row_space_filter
-from ..tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogonalize
+from ..linalg.rank import RankTolerance, Regularization, min_norm_solve, pivoted_qr, row_space_filter
+from ..linalg.tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogonalize
 from .base import Accelerations, Formulation
 from .singular import SingularTracker
 
@@ -243,10 +243,10 @@ class NullSpace(Formulation):
 
 
 def _dense_note(model) -> str | None:
-    """For models with n >= multibody.sparse.SPARSE_MIN_COORDINATES: a warning (and summary entry) that this
+    """For models with n >= multibody.assembly.SPARSE_MIN_COORDINATES: a warning (and summary entry) that this
     formulation uses dense linear algebra (SVD/QR of A, O(n^3) per step; issue 7 item 3), else None."""
     import warnings
-    from ..sparse import SPARSE_MIN_COORDINATES
+    from ..assembly import SPARSE_MIN_COORDINATES
     if model.n < SPARSE_MIN_COORDINATES:
         return None
     note = (f"dense: the nullspace formulation uses dense linear algebra (O(n^3) per step) and model "

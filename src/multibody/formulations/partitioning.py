@@ -39,7 +39,7 @@ import scipy.linalg as sla
 from ..analysis.partition import Criterion, Partition, admissible_partition, criterion, tangent_matrix
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
-from ..linalg import RankTolerance, min_norm_solve
+from ..linalg.rank import RankTolerance, min_norm_solve
 from .base import Accelerations, Formulation
 
 

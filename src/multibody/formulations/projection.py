@@ -24,8 +24,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..errors import SimulationError
-from ..linalg import min_norm_solve, pivoted_qr
-from ..topology import nullspace_projector, weighted_pseudoinverse
+from ..linalg.rank import min_norm_solve, pivoted_qr
+from ..linalg.projectors import nullspace_projector, weighted_pseudoinverse
 from .base import Accelerations
 from .lagrange import Lagrange
 

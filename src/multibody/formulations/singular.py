@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import MultibodyError
 from ..kinematics import solve_positions
-from ..linalg import pivoted_qr
+from ..linalg.rank import pivoted_qr
 
 GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 #: offset (fraction of the two-step bracket) of the configurations on both sides of a singular one

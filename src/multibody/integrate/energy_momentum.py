@@ -44,7 +44,7 @@ import numpy as np
 
 from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
-from ..linalg import pivoted_qr
+from ..linalg.rank import pivoted_qr
 from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, predictor, reparametrize,
                                    twist_matrix)
 from ..model.forces import ConstantForce

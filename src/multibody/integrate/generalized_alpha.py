@@ -46,7 +46,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
-from ..sparse import use_sparse
+from ..assembly import use_sparse
 from .tangent_matrix import TangentMatrices
 
 
@@ -103,7 +103,7 @@ class GeneralizedAlpha:
     ``step()``, ``n_accepted``, ``n_rejected``) for a Lagrange formulation ``form`` (its Workspace and
     model; the initial a and lambda come from its index-1 solve)."""
 
-    #: the stepper keeps Phi = 0 itself: the runner must not project after its steps
+    #: the stepper keeps Phi = 0 itself: the driver must not project after its steps
     constrained = True
 
     def __init__(self, form, t0: float, y0: np.ndarray, t_bound: float, *, step: float,
@@ -127,8 +127,8 @@ class GeneralizedAlpha:
         self._lu, self._lu_step = None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
 
-    def summary(self) -> dict:
-        """Scalars for the run summary."""
+    def summary(self, series=None) -> dict:
+        """Scalars for the run summary (stepper contract, integrate.steppers)."""
         return {"rho_inf": self.par.rho_inf, "newton_iterations": self.iterations,
                 "factorizations": self.factorizations, "halved_steps": self.n_rejected,
                 "tangent_column_groups": self.tangent.K.n_groups}

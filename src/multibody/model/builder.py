@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
-from ..planar import rotate
+from ..linalg.rotations import rotate
 from .motion import Motion
 from .system import Model
 

@@ -19,7 +19,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..errors import ModelError
-from ..spatial import cross, inertia_to_euler, principal_frame
+from ..linalg.rotations import cross, inertia_to_euler, principal_frame
 from .director import (GROUND_Q, PAIR_ROWS, _ROW_NAMES, LowerPairs, SpatialBodies, fold_ground,
                        internal_rows, pair_rows)
 from .forces import ConstantForce

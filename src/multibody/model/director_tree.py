@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelError
-from ..spatial import cross, rodrigues_coefficients, skew
+from ..linalg.rotations import cross, rodrigues_coefficients, skew
 from .director import PAIR_DOF, LowerPairs, SpatialBodies
 
 

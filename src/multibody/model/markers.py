@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..planar import perp, rotate
+from ..linalg.rotations import perp, rotate
 
 
 @dataclass(frozen=True)

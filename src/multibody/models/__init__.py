@@ -22,7 +22,7 @@ from .spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_li
 class Entry:
     factory: Callable
     t_end: float
-    #: events applied by ``multibody run`` (constraint activation, :mod:`multibody.events`)
+    #: events applied by ``multibody run`` (constraint activation, :mod:`multibody.simulation.events`)
     events: tuple = ()
 
     @property

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linalg import pivoted_qr
+from ..linalg.rank import pivoted_qr
 from ..model.director_builder import SpatialModelBuilder
 from ..model.director_tree import build_tree, null_space_matrix
 from ..assembly import Workspace

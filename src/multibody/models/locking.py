@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
-from ..events import lock_at
+from ..simulation.events import lock_at
 from ..model.chain import serial_chain
 from ..model.system import matrix_system
 

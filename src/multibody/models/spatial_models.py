@@ -13,7 +13,7 @@ import numpy as np
 
 from ..model.director_builder import SpatialModelBuilder
 from ..model.director_tree import build_tree, null_space_matrix
-from ..spatial import axis_rotation, expm_so3
+from ..linalg.rotations import axis_rotation, expm_so3
 
 G = 9.81
 

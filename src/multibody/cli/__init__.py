@@ -1,0 +1,30 @@
+"""Command line: a thin layer over models, simulate, results and plot; one module per command.
+
+Every user error (unknown model or option, bad model file, inconsistent initial conditions) is
+printed as one paragraph on stderr with exit code 2 and no traceback; a failed run writes nothing.
+A new command is one module defining a ``click.command`` and one line in :data:`COMMANDS`.
+"""
+from __future__ import annotations
+
+import click
+
+from .analyze import analyze_cmd
+from .common import ErrorGroup, limit_blas_threads
+from .criterion import criterion_cmd
+from .models import models_cmd
+from .reactions import reactions_experiment_cmd
+from .run import run_cmd
+from .sweep import sweep_cmd
+
+COMMANDS = (models_cmd, run_cmd, analyze_cmd, criterion_cmd, sweep_cmd, reactions_experiment_cmd)
+
+
+@click.group(cls=ErrorGroup)
+@click.version_option(package_name="multibody")
+def main():
+    """multibody: dynamics of constrained mechanical systems in redundant coordinates."""
+    limit_blas_threads()
+
+
+for _command in COMMANDS:
+    main.add_command(_command)

@@ -1,0 +1,28 @@
+"""Figures of results, one module per figure family (no physics computed here, except that
+:mod:`.nullspace` reruns a model with the other tangent basis for its comparison).
+
+:func:`run_figures` chooses the families that apply to one run (``multibody run --plot``)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def run_figures(result, model, directory, options) -> list[Path]:
+    """The standard figures of a run plus those of its kind: events (topology changes), spatial
+    conservation (results with a linear/angular ``momentum`` series), the nullspace basis."""
+    from .standard import standard_figures
+
+    paths = list(standard_figures(result, model, directory))
+    if any(e.get("kind") != "singular" for e in result.events):   # singular: nullspace's own
+        from .topology import topology_figures
+
+        paths += topology_figures(result, directory)
+    if "momentum" in result.series:
+        from .spatial import spatial_figures
+
+        paths += spatial_figures(result, model, directory)
+    if result.summary.get("formulation") == "nullspace":
+        from .nullspace import nullspace_figures
+
+        paths += nullspace_figures(result, model, directory, options)
+    return paths

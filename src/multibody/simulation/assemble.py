@@ -1,0 +1,161 @@
+"""One Result from the segments of a run (one segment without events) and the event log (paper 002
+Sect. 6: energy before and after each switch, continuity of the momenta of the unlocked joints, the
+impulsive constraint forces Lambda).
+
+Series (see :mod:`multibody.results.result`): q, v, energy, violation; a and multipliers for the
+continuous formulations (one column per constraint row that was active at some time, NaN while
+inactive); the reactions and flags of paper 003; the formulation's and the stepper's channels; and,
+for a run with events, ``momentum`` (k, n): P = F^T M v (paper 002 Fig. 4a) for the minimal
+coordinates s of the active constraints (for locked joints of a serial chain: the unlocked joints),
+NaN in the columns of the dependent (locked) coordinates; F from paper 002 eq. (10).
+
+At every event both the state before and the state after the jump are recorded at the event time
+(two rows with the same t). ``energy_drift_rel`` in the summary is the largest drift of the total
+energy from its value at the start of a segment (the jumps at the events are in the event log),
+relative to max(|E(t0)|, max T); a stepper may give its own (energy-momentum: max(|T|, |V|)).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..assembly import Workspace, kinetic_energy
+from ..linalg.rank import pivoted_qr
+from ..results.result import Result, Series
+from ..linalg.projectors import independent_coordinates, orthogonal_complement
+
+
+def _free_coordinates(model, t, q, v):
+    """(rows, s): independent constraint rows and minimal coordinates of the model at (t, q, v)."""
+    A = Workspace(model).constraints(t, q, v)[1]
+    rows = pivoted_qr(A).independent_rows if A.shape[0] else np.arange(0)
+    return rows, independent_coordinates(A[rows])[1]
+
+
+def momenta_rows(model, ts, qs, vs) -> np.ndarray:
+    """P = F^T M v (paper 002 Fig. 4a) for every recorded state of one segment, (k, n) with NaN in
+    the dependent coordinates; the minimal coordinates are chosen once, at the segment's start."""
+    ws = Workspace(model)
+    rows, s = _free_coordinates(model, ts[0], qs[0], vs[0])
+    out = np.full((len(ts), model.n), np.nan)
+    for i, (t, q, v) in enumerate(zip(ts, qs, vs)):
+        A = ws.constraints(t, q, v)[1][rows]
+        out[i, s] = orthogonal_complement(A, s).T @ (model.mass(q) @ v)
+    return out
+
+
+def event_entry(old, new, due, t, q, v_minus, tr, M, A) -> dict:
+    """One event-log object: t, energy_before/after, momentum_continuity_error, the impulse, ..."""
+    ws_old = Workspace(old)
+    V = ws_old.potential(t, q)
+    T0, T1 = kinetic_energy(M, v_minus), kinetic_energy(M, tr.v_plus)
+    rows, s = _free_coordinates(new, t, q, tr.v_plus)
+    F = orthogonal_complement(A[rows], s)
+    P0, P1 = F.T @ (M @ v_minus), F.T @ (M @ tr.v_plus)
+    names, labels = new.coordinate_names, new.constraint_labels
+    err = float(np.max(np.abs(P1 - P0), initial=0.0))
+    scale = float(np.max(np.abs(P0), initial=0.0))
+    return {
+        "t": float(t),
+        "name": "; ".join(e.label() for e in due),
+        "transition": tr.method,
+        "momentum_consistent": tr.method != "naive",
+        "restart": True,
+        "activated": list(labels[old.m:]),
+        "free_coordinates": [names[i] for i in s],
+        "energy_before": T0 + V,
+        "energy_after": T1 + V,
+        "kinetic_energy_of_jump": tr.energy_loss,
+        "momentum_continuity_error": err,
+        "momentum_continuity_error_rel": err / scale if scale > 0 else 0.0,
+        "momenta_before": dict(zip((names[i] for i in s), P0.tolist())),
+        "momenta_after": dict(zip((names[i] for i in s), P1.tolist())),
+        "impulse": None if tr.impulse is None else dict(zip(labels, tr.impulse.tolist())),
+        "generalized_impulse": dict(zip(names, (M @ tr.dv).tolist())),
+        "velocity_before": dict(zip(names, v_minus.tolist())),
+        "velocity_after": dict(zip(names, tr.v_plus.tolist())),
+    }
+
+
+def _union(label_lists):
+    out = []
+    for labels in label_lists:
+        out += [x for x in labels if x not in out]
+    return tuple(out)
+
+
+def _widen(rows, labels, all_labels, k):
+    """(k, len(all_labels)) with the columns of ``labels`` from ``rows`` (empty rows: all NaN)."""
+    out = np.full((k, len(all_labels)), np.nan)
+    if len(rows):
+        out[:, [all_labels.index(x) for x in labels]] = np.array(rows).reshape(k, -1)
+    return out
+
+
+def _stack(segments, key, labels_of):
+    """One series over all segments, widened to the union of the segments' labels."""
+    labels = _union(labels_of(s) for s in segments)
+    return np.vstack([_widen(s.rec.rows.get(key, s.rec.extra.get(key, [])), labels_of(s), labels, len(s.rec.t))
+                      for s in segments]), labels
+
+
+DESCRIPTIONS = {"q": "coordinates", "v": "velocities", "a": "accelerations",
+                "violation": "max |Phi| and max |C v + b| (holonomic and nonholonomic)"}
+
+
+def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
+    """Join the segments (driver.Segment: model, form, rec, stepper) into one Result.
+    ``events``: the run had events (momentum series, event log in the summary); ``summary``: the
+    driver's generic entries (model, options, wall time, step watch)."""
+    names, rec0 = segments[0].model.coordinate_names, segments[0].rec
+    t = np.concatenate([np.array(s.rec.t) for s in segments])
+    arr = {key: np.vstack([np.array(s.rec.rows[key]).reshape(len(s.rec.t), -1) for s in segments])
+           for key in rec0.rows if key != "multipliers"}
+    series = {key: Series(arr[key], names, description=DESCRIPTIONS[key]) for key in ("q", "v", "a") if key in arr}
+    series["energy"] = Series(arr["energy"], ("kinetic", "potential", "total"), "J")
+    series["violation"] = Series(arr["violation"], ("position", "velocity"), description=DESCRIPTIONS["violation"])
+    if "multipliers" in rec0.rows:
+        mult, labels = _stack(segments, "multipliers", lambda s: s.model.velocity_labels)
+        series["multipliers"] = Series(mult, labels, description="Lagrange multipliers (minimum-norm where "
+                                       "not unique" + ("; NaN while the constraint is inactive)" if events else ")"))
+    if events:
+        series["momentum"] = Series(
+            np.vstack([momenta_rows(s.model, s.rec.t, s.rec.rows["q"], s.rec.rows["v"]) for s in segments]),
+            names, description="generalized momenta P = F^T M v of the minimal (unlocked) coordinates, "
+            "paper 002 Fig. 4a; NaN for dependent (locked) ones")
+    for key in _union(list(s.rec.extra) for s in segments):
+        data, labels = _stack(segments, key, lambda s: s.rec.extra_labels.get(key, ()))
+        series[key] = Series(data, labels)
+    return Result(t, series, _summary(segments, series, log, events, summary),
+                  sorted([*log, *(e for s in segments for e in getattr(s.form, "events", []))],
+                         key=lambda e: e["t"]))
+
+
+def _summary(segments, series, log, events, generic) -> dict:
+    """The run summary: generic entries, counts over all segments, drift and violation, the last
+    formulation's and stepper's summaries and the uniqueness flags of paper 003."""
+    last = segments[-1]
+    steppers = [s.stepper for s in segments if s.stepper is not None]
+    energy, viol = series["energy"].data, series["violation"].data
+    scale = max(abs(energy[0, 2]), np.max(np.abs(energy[:, 0])), np.finfo(float).tiny)
+    drift = max(float(np.max(np.abs(np.array(s.rec.rows["energy"])[:, 2] - s.rec.rows["energy"][0][2])))
+                for s in segments)
+    out = {
+        **generic,
+        "steps": sum(r.n_accepted for r in steppers), "rejected_steps": sum(r.n_rejected for r in steppers),
+        "rhs_evaluations": sum(s.form.nfev for s in segments),
+        "energy_drift_rel": drift / scale,
+        "constraint_violation_max": float(np.max(viol[:, 0])),
+        "velocity_violation_max": float(np.max(viol[:, 1])),
+        "coordinate_names": list(last.model.coordinate_names),
+        "final_q": series["q"].data[-1].tolist(), "final_v": series["v"].data[-1].tolist(),
+        "multipliers": "minimum-norm solution where A is rank deficient",
+        **last.form.summary(),
+    }
+    if last.rec.flags is not None:
+        out.update(last.rec.flags.summary())
+    if steppers and hasattr(steppers[-1], "summary"):
+        out.update(steppers[-1].summary(series))
+    if events:
+        out.update(energy_drift_note="largest drift within a segment between events; jumps are in events",
+                   segments=len(segments), events=list(log))
+    return out

@@ -1,0 +1,132 @@
+"""simulate(): model + formulation + stepper -> Result, in one loop for every kind of run.
+
+The loop is the data flow of DESIGN.md: consistent initial state -> the stepper takes steps (the
+formulation supplies rhs, or the discrete equations for energy-momentum) -> after every accepted step
+the formulation may project or re-basis the state and the stepper restarts there -> a Recorder stores
+labelled series -> Result. A run is a sequence of segments between events (paper 002: constraints
+that switch on); a run without events is one segment. At an event (:mod:`.events`) the model gains
+constraint rows, the velocity jumps by a transition condition (:mod:`.transitions`) and the next
+segment starts with a new formulation and stepper on the new model.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import SimulationError
+from ..formulations.base import Formulation
+from ..formulations.registry import make_formulation
+from ..integrate.explicit import IntegrationError
+from ..kinematics import consistent_state
+from ..model.system import Model
+from ..results.result import Result
+from .assemble import assemble_result
+from .events import SIMULTANEOUS_RTOL, apply_events, check_events, locate
+from .options import RunOptions, check_formulation, check_options  # noqa: F401  (RunOptions: public here)
+from .progress import Progress
+from .recorder import Recorder
+from .step_watch import StepWatch
+
+
+@dataclass
+class Segment:
+    """One stretch of a run on one model: its formulation, recorder and stepper (None for the single
+    state recorded after an event at the end time), where it ended and the state events that ended it."""
+
+    model: Model
+    form: Formulation
+    rec: Recorder
+    stepper: object = None
+    t: float = 0.0
+    y: np.ndarray | None = None
+    fired: list = field(default_factory=list)
+
+
+def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: str = "lagrange",
+             options: RunOptions = RunOptions(), formulation_options: dict | None = None,
+             progress: bool = False, events=(), transition: str = "lagrangian") -> Result:
+    """Integrate the model from its consistent initial state to t_end; returns a Result.
+
+    ``options.integrator`` names the stepper (:data:`multibody.integrate.steppers.STEPPERS`: dopri5,
+    dop853, rk4, generalized-alpha, energy-momentum); ``formulation`` the equations
+    (:data:`multibody.formulations.registry.FORMULATIONS`). ``events``: :mod:`multibody.simulation.events`
+    objects (constraint activation, paper 002) applied with the ``transition`` condition ("lagrangian",
+    "projected", "minimal" or the labelled "naive"); they need a stepper with dense output."""
+    spec = check_options(options, t_start, t_end)
+    formulation = check_formulation(spec, options.integrator, formulation)
+    timed, watched = check_events(events, t_start, t_end, transition, options.integrator, spec.dense_output)
+    form_opts = formulation_options or {}
+    form = make_formulation(formulation, model, **form_opts)
+    q, v = consistent_state(model, t_start, ws=form.ws)
+    t, segments, log, counts = t_start, [], [], {id(e): 0 for e in watched}
+    eps_t = SIMULTANEOUS_RTOL * max(abs(t_end), abs(t_end - t_start))
+    watch = StepWatch(form, t_start, t_end)     # step-size collapse (issue 7 item 2)
+    wall = time.perf_counter()
+    with Progress(progress, t_start, t_end) as bar:
+        while True:
+            t_stop = min([e.t for e in timed if e.t > t + eps_t] + [t_end])
+            seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar)
+            segments.append(seg)
+            t, (q, v) = seg.t, form.split(seg.t, seg.y)
+            due = [e for e in timed if abs(e.t - t) <= eps_t] + seg.fired
+            if not due:
+                break
+            for e in seg.fired:
+                counts[id(e)] += 1
+            model, v, entry = apply_events(model, due, t, q, v, transition)
+            log.append(entry)
+            form = watch.form = make_formulation(formulation, model, **form_opts)
+            if t >= t_end - eps_t:      # an event at the end: record the state after the jump
+                rec = Recorder(model, form, options.output_interval)
+                rec.record(t, form.initial_state(t, q, v), force=True)
+                segments.append(Segment(model, form, rec))
+                break
+    generic = {"model": segments[0].model.name, "formulation": formulation, "integrator": options.integrator,
+               "rtol": options.rtol, "atol": options.atol, "step": options.step, "t_end": t_end,
+               "wall_time_s": time.perf_counter() - wall, **watch.summary()}
+    if events:
+        generic["transition"] = transition
+    return assemble_result(segments, log, events=bool(events), summary=generic)
+
+
+def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watch, bar) -> Segment:
+    """Integrate from t0 to t_stop or to the first state event (located on the dense output)."""
+    y = form.initial_state(t0, q, v)
+    try:
+        stepper = spec.make(form, t0, y, t_stop, options)
+    except IntegrationError as exc:
+        raise SimulationError(f"model '{model.name}': {exc}") from None
+    rec = Recorder(model, form, options.output_interval, stepper)
+    rec.record(t0, y, force=True)
+    active = [e for e in watched if counts[id(e)] < e.max_count]
+    g_old = [e.condition(t0, *form.split(t0, y)) for e in active]
+    while stepper.t < t_stop:
+        step, y_new = advance(model, form, stepper)
+        watch.accepted(step)
+        if active:
+            y_end = step.y if y_new is None else y_new
+            g_new = [e.condition(step.t, *form.split(step.t, y_end)) for e in active]
+            fired = [(i, e) for i, e in enumerate(active) if e.crossed(g_old[i], g_new[i])]
+            if fired:
+                t_star, y_star, due = locate(form, step, fired, g_old, g_new)
+                rec.record(t_star, y_star, force=True)
+                return Segment(model, form, rec, stepper, t_star, y_star, due)
+            g_old = g_new
+        if y_new is not None:
+            stepper.reset(step.t, y_new)
+        rec.record(stepper.t, stepper.y, force=stepper.t >= t_stop)
+        bar.update(stepper.t)
+    return Segment(model, form, rec, stepper, stepper.t, stepper.y)
+
+
+def advance(model: Model, form: Formulation, stepper):
+    """One accepted step and the formulation's after-step action: (Step, new y or None). A
+    ``constrained`` stepper (generalized-alpha, energy-momentum) keeps Phi = 0 itself and is not projected."""
+    try:
+        step = stepper.step()
+        return step, None if getattr(stepper, "constrained", False) else form.after_step(step.t, step.y)
+    except IntegrationError as exc:
+        hint = getattr(form, "failure_hint", None)     # e.g. Lagrange: near a singular configuration
+        raise SimulationError(f"model '{model.name}': {exc}{hint(stepper.t, stepper.y) if hint else ''}") from None

@@ -1,0 +1,89 @@
+"""The per-step series of one segment of a run (between events).
+
+Per stored state the recorder does only what needs that state (issue 7: per-step overhead): q, v,
+energies and the constraint violations always; for a continuous formulation also the accelerations and
+multipliers (compiled with multibody.fast.step where available), the joints' generalized forces and
+the uniqueness flags of paper 003; then the formulation's and the stepper's channels. The elementwise
+rest of the joint reactions is done once for all states (:attr:`Recorder.extra`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis.reactions import reaction_map
+from ..analysis.solvability import ReactionFlags
+from ..assembly import kinetic_energy
+from ..formulations.base import Accelerations, Formulation
+from ..model.system import Model
+
+#: relative slack when comparing a step's time with the next output time (round-off of t sums)
+OUTPUT_TIME_RTOL = 1e-9
+
+
+class Recorder:
+    """``record(t, y)`` stores the state; ``rows`` {q, v[, a, multipliers], energy, violation} and
+    :attr:`extra` (reactions, flags, channels) hold the series, ``t`` the times."""
+
+    def __init__(self, model: Model, form: Formulation, interval: float = 0.0, stepper=None):
+        self.model, self.form, self.interval, self.stepper = model, form, float(interval), stepper
+        keys = ("q", "v", "energy", "violation") + (() if form.discrete else ("a", "multipliers"))
+        self.t, self.rows, self._extra = [], {k: [] for k in keys}, {}
+        self.extra_labels, self._generalized, self._finished = {}, [], (0, [])  # reactions: finished lazily
+        self.reactions = None if form.discrete else reaction_map(model)   # joint reactions (paper 003)
+        self.flags = None if form.discrete else ReactionFlags(model, self.reactions)   # which are unique
+
+    def record(self, t: float, y: np.ndarray, force: bool = False) -> None:
+        """Store the state at t: every call when ``interval`` is 0, else only once ``interval`` has
+        passed since the last stored time (``force``: always, e.g. the first and last state, events)."""
+        if not force and self.t and t < self.t[-1] + self.interval * (1 - OUTPUT_TIME_RTOL):
+            return
+        form, ws = self.form, self.form.ws
+        q, v = form.split(t, y)
+        sparse = getattr(form, "sparse", False)     # issue 7 item 3: sparse A, no dense per-step diagnostics
+        values = {"q": q, "v": v,
+                  "energy": (T := kinetic_energy(self.model.mass(q), v), V := ws.potential(t, q), T + V)}
+        flags = {}
+        if form.discrete:
+            Phi, A, Phi_t, _ = ws.velocity_constraints(t, q, v)
+            values["violation"] = (np.max(np.abs(Phi), initial=0.0), np.max(np.abs(A @ v + Phi_t), initial=0.0))
+        else:
+            acc, values["violation"], A = self._outputs(t, q, v, sparse)
+            values["a"] = acc.vdot
+            values["multipliers"] = (acc.multipliers if acc.multipliers is not None
+                                     else np.full(ws.m + ws.h, np.nan))
+            if self.reactions is not None:
+                self._generalized.append(self.reactions.generalized(A, acc.multipliers))
+                self.extra_labels["reactions"] = self.reactions.labels
+            flags = {} if sparse else self.flags.record(q, A)
+        self.t.append(t)
+        for key, val in values.items():
+            self.rows[key].append(np.array(val, dtype=float))
+        channels = getattr(self.stepper, "channels", None)
+        for key, (vals, labels) in {**flags, **form.channels(t, y), **(channels(t, y) if channels else {})}.items():
+            self._extra.setdefault(key, []).append(np.asarray(vals, dtype=float))
+            self.extra_labels[key] = tuple(labels)
+
+    @property
+    def extra(self) -> dict:
+        """Extra per-step series {name: [row per stored state]}: the joint reactions (finished here for
+        all stored states at once, ReactionMap.finish), the uniqueness flags and the channels."""
+        if not self._generalized:
+            return self._extra
+        if self._finished[0] != len(self._generalized):     # once per number of stored states
+            q = np.array(self.rows["q"])
+            rows = self.reactions.finish(q, np.array(self._generalized)).reshape(len(q), -1)
+            self._finished = (len(rows), list(rows))
+        return {"reactions": self._finished[1], **self._extra}
+
+    def _outputs(self, t, q, v, sparse):
+        """Accelerations, (max |Phi|, max |C v + b|) and C at a stored state: compiled when the
+        formulation can (Lagrange with multibody.fast: ``fast_step.record``), else the reference."""
+        form, ws = self.form, self.form.ws
+        fast = getattr(form, "fast_step", None)
+        out = fast.record(t, q, v) if fast is not None else None
+        if out is not None:
+            vdot, lam, violation, A = out
+            return Accelerations(vdot, lam, {"multipliers": "minimum-norm"}), violation, A
+        acc = form.accelerations(t, q, v)
+        Phi, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)
+        return acc, (np.max(np.abs(Phi), initial=0.0), np.max(np.abs(A @ v + Phi_t), initial=0.0)), A
