@@ -33,7 +33,8 @@ from .step_watch import StepWatch
 @dataclass
 class Segment:
     """One stretch of a run on one model: its formulation, recorder and stepper (None for the single
-    state recorded after an event at the end time), where it ended and the state events that ended it."""
+    state recorded after an event at the end time), where it ended, the state events that ended it and
+    the wall time of its steps (without the set-up: formulation, stepper, first record)."""
 
     model: Model
     form: Formulation
@@ -42,6 +43,7 @@ class Segment:
     t: float = 0.0
     y: np.ndarray | None = None
     fired: list = field(default_factory=list)
+    wall: float = 0.0
 
 
 def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: str = "lagrange",
@@ -63,7 +65,6 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     t, segments, log, counts = t_start, [], [], {id(e): 0 for e in watched}
     eps_t = SIMULTANEOUS_RTOL * max(abs(t_end), abs(t_end - t_start))
     watch = StepWatch(form, t_start, t_end)     # step-size collapse (issue 7 item 2)
-    wall = time.perf_counter()
     with Progress(progress, t_start, t_end) as bar:
         while True:
             t_stop = min([e.t for e in timed if e.t > t + eps_t] + [t_end])
@@ -85,7 +86,7 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
                 break
     generic = {"model": segments[0].model.name, "formulation": formulation, "integrator": options.integrator,
                "rtol": options.rtol, "atol": options.atol, "step": options.step, "t_end": t_end,
-               "wall_time_s": time.perf_counter() - wall, **watch.summary()}
+               "wall_time_s": sum(s.wall for s in segments), **watch.summary()}
     if events:
         generic["transition"] = transition
     return assemble_result(segments, log, events=bool(events), summary=generic)
@@ -102,6 +103,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
     rec.record(t0, y, force=True)
     active = [e for e in watched if counts[id(e)] < e.max_count]
     g_old = [e.condition(t0, *form.split(t0, y)) for e in active]
+    wall = time.perf_counter()
     while stepper.t < t_stop:
         step, y_new = advance(model, form, stepper)
         watch.accepted(step)
@@ -112,13 +114,13 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
             if fired:
                 t_star, y_star, due = locate(form, step, fired, g_old, g_new)
                 rec.record(t_star, y_star, force=True)
-                return Segment(model, form, rec, stepper, t_star, y_star, due)
+                return Segment(model, form, rec, stepper, t_star, y_star, due, time.perf_counter() - wall)
             g_old = g_new
         if y_new is not None:
             stepper.reset(step.t, y_new)
         rec.record(stepper.t, stepper.y, force=stepper.t >= t_stop)
         bar.update(stepper.t)
-    return Segment(model, form, rec, stepper, stepper.t, stepper.y)
+    return Segment(model, form, rec, stepper, stepper.t, stepper.y, [], time.perf_counter() - wall)
 
 
 def advance(model: Model, form: Formulation, stepper):
