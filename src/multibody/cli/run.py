@@ -30,6 +30,9 @@ from .summary import human_summary
 @click.option("--formulation", default="lagrange", show_default=True, help="Equations of motion.")
 @click.option("--stabilization", type=click.Choice(["projection", "baumgarte", "none"]), default="projection",
               show_default=True, help="Constraint stabilisation of the lagrange formulation.")
+@click.option("--event", "event_specs", multiple=True, metavar="KIND@T:WHAT",
+              help="An event added to the model's own (repeatable): lock@T:COORD, release@T:COORD (opens a "
+                   "lock) or impulse@T:COORD=VALUE (impulsive applied force, N s or N m s); paper 002 eq. 22.")
 @click.option("--transition", type=click.Choice(["lagrangian", "projected", "minimal", "naive"]),
               default="lagrangian", show_default=True,
               help="Velocity jump at the model's events (paper 002 eqs 24, 32, 37; 'naive' only zeroes "
@@ -47,7 +50,7 @@ from .summary import human_summary
               help="Write PNG figures into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, formulation, stabilization, transition, basis, eliminate,
-            out, csv_path, plot_dir, as_json):
+            out, csv_path, plot_dir, as_json, event_specs=()):
     """Simulate MODEL (a built-in name or a .py file defining build())."""
     from ..formulations.lagrange import Stabilization
     from ..integrate.steppers import STEPPERS
@@ -68,7 +71,9 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         form_opts["eliminate"] = tuple(x.strip() for x in eliminate.split(",") if x.strip())
     from ..models import MODELS
 
-    events = MODELS[model].events if model in MODELS else ()
+    from ..simulation.events import parse_event
+
+    events = (MODELS[model].events if model in MODELS else ()) + tuple(parse_event(e) for e in event_specs)
     result = simulate(mdl, t_end=default_t if t_end is None else t_end, formulation=formulation,
                       options=options, formulation_options=form_opts,
                       progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)

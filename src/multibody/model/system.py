@@ -128,6 +128,30 @@ class Model:
                                  offset=np.asarray(values, dtype=float).reshape(len(idx)))
         return self.with_constraints(group)
 
+    def without_rows(self, labels) -> "Model":
+        """A copy without the constraint rows ``labels`` (constraint release, paper 002 eq. 22 with
+        h- not a subset of h+: a brake opens, a gripper lets go). Whole groups of any kind can be
+        released; single rows only of coordinate locks and drivers (:class:`CoordinateDriver`)."""
+        drop, groups = set(labels), []
+        unknown = drop - set(self.constraint_labels)
+        if unknown:
+            raise ModelError(f"Model '{self.name}': cannot release {', '.join(sorted(unknown))}: no such "
+                             f"constraint rows (it has {', '.join(self.constraint_labels) or 'none'}).")
+        for g in self.constraints:
+            keep = [i for i, lab in enumerate(g.labels) if lab not in drop]
+            if len(keep) == g.rows:
+                groups.append(g)
+            elif keep and not isinstance(g, CoordinateDriver):
+                raise ModelError(f"Model '{self.name}': rows {', '.join(l for l in g.labels if l in drop)} "
+                                 f"are part of a {type(g).__name__} group; release all of "
+                                 f"{', '.join(g.labels)} or none.")
+            elif keep:
+                old = {row: k for k, row in enumerate(keep)}
+                groups.append(dataclasses.replace(
+                    g, labels=tuple(g.labels[i] for i in keep), cols=g.cols[keep], offset=g.offset[keep],
+                    motions=tuple((old[r], mo) for r, mo in g.motions if r in old)))
+        return check_model(dataclasses.replace(self, constraints=tuple(groups)))
+
     def configuration(self, name: str | None) -> np.ndarray:
         """The initial configuration (name None or 'initial') or a named one."""
         if name in (None, "initial"):

@@ -43,16 +43,19 @@ def momenta_rows(model, ts, qs, vs) -> np.ndarray:
     return out
 
 
-def event_entry(old, new, due, t, q, v_minus, tr, M, A) -> dict:
-    """One event-log object: t, energy_before/after, momentum_continuity_error, the impulse, ..."""
+def event_entry(old, new, due, t, q, v_minus, tr, M, A, U=None) -> dict:
+    """One event-log object: t, energy_before/after, momentum_continuity_error (of the coordinates
+    free after the event, measured after removing the applied impulse U: F+^T (M dv - U) = 0), the
+    impulse, the activated and released rows, ..."""
     ws_old = Workspace(old)
     V = ws_old.potential(t, q)
     T0, T1 = kinetic_energy(M, v_minus), kinetic_energy(M, tr.v_plus)
     rows, s = _free_coordinates(new, t, q, tr.v_plus)
     F = orthogonal_complement(A[rows], s)
+    U = np.zeros(len(v_minus)) if U is None else U
     P0, P1 = F.T @ (M @ v_minus), F.T @ (M @ tr.v_plus)
     names, labels = new.coordinate_names, new.constraint_labels
-    err = float(np.max(np.abs(P1 - P0), initial=0.0))
+    err = float(np.max(np.abs(P1 - P0 - F.T @ U), initial=0.0))
     scale = float(np.max(np.abs(P0), initial=0.0))
     return {
         "t": float(t),
@@ -60,7 +63,9 @@ def event_entry(old, new, due, t, q, v_minus, tr, M, A) -> dict:
         "transition": tr.method,
         "momentum_consistent": tr.method != "naive",
         "restart": True,
-        "activated": list(labels[old.m:]),
+        "activated": [x for x in labels if x not in old.constraint_labels],
+        "released": [x for x in old.constraint_labels if x not in labels],
+        "applied_impulse": dict(zip(names, U.tolist())) if np.any(U) else None,
         "free_coordinates": [names[i] for i in s],
         "energy_before": T0 + V,
         "energy_after": T1 + V,

@@ -58,7 +58,8 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     "projected", "minimal" or the labelled "naive"); they need a stepper with dense output."""
     spec = check_options(options, t_start, t_end)
     formulation = check_formulation(spec, options.integrator, formulation)
-    timed, watched = check_events(events, t_start, t_end, transition, options.integrator, spec.dense_output)
+    timed, watched = check_events(events, t_start, t_end, transition, options.integrator, spec.dense_output,
+                                  model)
     form_opts = formulation_options or {}
     form = make_formulation(formulation, model, **form_opts)
     q, v = consistent_state(model, t_start, ws=form.ws)

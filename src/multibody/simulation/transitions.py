@@ -1,8 +1,10 @@
-"""Momentum-consistent transition conditions for constraint activation (paper 002, Sects 4-5).
+"""Momentum-consistent transition conditions when constraints switch (paper 002, Sects 4-5).
 
 At a switching event at configuration q0 the m1 persistent constraints J1 (rows active before and
-after) are joined by m2 activated constraints J2. The velocity jumps from v- to v+ = v- + dv with an
-impulsive constraint force Lambda; with no impulsive applied force (U = 0, smooth controls):
+after) are joined by m2 activated constraints J2; rows active only before (released) are not in
+J+ = [J1; J2], which makes these forms the general condition (22) for any switch (activation, release,
+replacement). The velocity jumps from v- to v+ = v- + dv with an impulsive constraint force Lambda
+and an impulsive applied force U (eq. 21; U = 0 for smooth controls):
 
 - ``lagrangian``, eqs (22)/(24)::
 
@@ -23,8 +25,8 @@ impulsive constraint force Lambda; with no impulsive applied force (U = 0, smoot
       [ J2 F1       0         ] [ L2 ] = [ -J2 F1 s'- - c2  ]
 
 - ``naive`` (for comparison only, paper Fig. 2; NOT momentum consistent): the unweighted
-  (Euclidean) projection of v- onto J+ v + c = 0, which for joint locks sets the locked rates to
-  zero and leaves the other rates unchanged. It has no impulsive constraint force.
+  (Euclidean) projection of v- + M^-1 U onto J+ v + c = 0, which for joint locks sets the locked rates
+  to zero and leaves the other rates unchanged. It has no impulsive constraint force.
 
 c = Phi_t (zero for scleronomic constraints; joint locks are scleronomic). The three consistent forms
 give the same v+ and the same L2 (the momentum balance of (24) premultiplied by N^T or F1^T is (32)
@@ -118,9 +120,10 @@ def transition(method: str, M: np.ndarray, J1: np.ndarray, J2: np.ndarray, v: np
     c1 = np.zeros(m1) if c1 is None else np.asarray(c1, float)
     c2 = np.zeros(m2) if c2 is None else np.asarray(c2, float)
     U = np.zeros(n) if U is None else np.asarray(U, float)
-    if method == "naive":
+    if method == "naive":   # the free jump M^-1 U, then the Euclidean projection onto J+ v + c = 0
         J, c = np.vstack([J1, J2]), np.concatenate([c1, c2])
-        dv = -min_norm_solve(J, J @ v + c)
+        v_free = v + np.linalg.solve(M, U) if np.any(U) else v
+        dv = v_free - v - min_norm_solve(J, J @ v_free + c)
         return Transition(v + dv, dv, None, method, 0.5 * float(dv @ M @ dv))
     r1, r2 = _independent_rows(J1, tol), _independent_rows(J2, tol)
     if len(_independent_rows(np.vstack([J1[r1], J2[r2]]), tol)) < len(r1) + len(r2):
