@@ -61,6 +61,13 @@ class PhysicalReactions:
                                                                   np.finfo(float).tiny))
 
 
+def reactions_from_constraint_force(B: np.ndarray, constraint_force: np.ndarray) -> np.ndarray:
+    """f (p,) from B^T f = M q'' - h = -A^T lambda (eqs 32, 38; our sign M q'' + A^T lambda = f), by
+    least squares on the full-column-rank B^T (n, p): the constraint force A^T lambda is unique even
+    where lambda is not (redundant rows), so f is too. Used per recorded state of a run."""
+    return np.linalg.lstsq(np.asarray(B, float).T, -np.asarray(constraint_force, float), rcond=None)[0]
+
+
 def physical_reactions(model: Model, t: float, q, v, B, *, partition: Partition | None = None,
                        ws: Workspace | None = None) -> PhysicalReactions:
     """Physical reactions of a consistent state (t, q (n,), v (n,)) by the three schemes.

@@ -186,9 +186,13 @@ class Partitioning(Formulation):
         return self.last_criterion
 
     # ------------------------------------------------------------------ output
+    def coordinates(self, t, y):
+        """q (n,) of the state y."""
+        return y[:self.model.n]
+
     def channels(self, t, y):
         n = self.model.n
-        q = y[:n]
+        q = self.coordinates(t, y)
         C = self.ws.constraints(t, q, np.zeros(n))[1]
         crit = self._criterion(t, q, C, self.part)
         flags = np.zeros(n)

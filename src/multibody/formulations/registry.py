@@ -8,6 +8,7 @@ from functools import partial
 from ..errors import MultibodyError
 from ..model.system import Model
 from .base import Formulation
+from .closing import Closing
 from .discrete import DiscreteEquations
 from .lagrange import Lagrange
 from .minimal import Minimal
@@ -21,6 +22,7 @@ FORMULATIONS = {
     "projection": Projection,       # paper 002 eqs 6-9 (Gauss-principle weighted projection)
     "minimal": Minimal,             # paper 002 eqs 10-13 (Voronets)
     "partitioning": Partitioning,   # paper 001 eqs 5-15, 23 (mass-weighted coordinate partitioning)
+    "closing": Closing,             # paper 001 eqs 27-29 (explicit closing conditions)
 }
 
 #: the discrete schemes of paper 004, integrated only by the energy-momentum stepper

@@ -62,6 +62,10 @@ class Model:
     joint_bodies: Mapping[str, tuple[str, str]] = field(default_factory=lambda: MappingProxyType({}))
     #: Pfaffian groups Psi(q, t) v + psi_t = 0 (h rows; paper 003 eq. 3), after the m holonomic rows in C
     nonholonomic: tuple = ()
+    #: explicit closing conditions q_D = g(q_I, t) (paper 001 eq. 27; model.closing.ClosingConditions)
+    closing: object = None
+    #: distribution matrix B of the physical reactions (paper 001 eq. 32; model.closing.ReactionDistribution)
+    distribution: object = None
 
     @property
     def n(self) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..model.builder import ModelBuilder
 from ..model.chain import serial_chain
+from ..model.closing import ClosingConditions, ReactionDistribution
 
 G = 9.81
 
@@ -31,7 +32,14 @@ def physical_pendulum(*, mass: float = 1.0, inertia: float = 0.1, rho: float = 0
     mb.add_body("G", mass=mass, inertia=inertia, position=(rho * c, rho * s), angle=angle,
                 outline=[(-rho, 0.0), (0.0, 0.0)])
     mb.revolute("O", "ground", "G", on_a=(0.0, 0.0), on_b=(-rho, 0.0))
-    return mb.build()
+    # closing conditions (eq. 27) x = rho cos(gamma), y = rho sin(gamma) with q_I = gamma; the pin
+    # force f = (fx, fy) on G acts at the hinge point p = (x - rho cos gamma, y - rho sin gamma), so
+    # B = dp/dq (virtual work, eq. 32)
+    closing = ClosingConditions(("G.theta",), lambda qi, t: rho * np.array([np.cos(qi[0]), np.sin(qi[0])]))
+    distribution = ReactionDistribution(lambda q, t: np.array([[1.0, 0.0, rho * np.sin(q[2])],
+                                                               [0.0, 1.0, -rho * np.cos(q[2])]]),
+                                        ("O.fx", "O.fy"))
+    return dataclasses.replace(mb.build(), closing=closing, distribution=distribution)
 
 
 #: four-bar data (m, kg): ground l0 = |O1 O4|, crank l1, coupler l2, rocker l3; link masses
@@ -98,8 +106,11 @@ def four_bar_relative(*, alpha1: float = 0.0, omega1: float = 6.0, gravity: floa
                          gravity=(0.0, -gravity), q0=q0, v0=rate,
                          constraints=[_closure(L, np.array([0.0, d["l0"]]))],
                          source="paper 001 Sect. 6, eqs 39-45 (own link data)")
-    return dataclasses.replace(model, coordinate_names=("alpha1", "alpha2", "alpha3"),
-                               velocity_given=(0,))
+    closing = ClosingConditions(("alpha1",), lambda qi, t: four_bar_angles(
+        qi[0], l0=d["l0"], l1=L[0], l2=L[1], l3=L[2], branch=branch)[1:], periodic=("alpha2",))  # eqs 40-41
+    return dataclasses.replace(model, coordinate_names=("alpha1", "alpha2", "alpha3"), velocity_given=(0,),
+                               closing=closing, distribution=ReactionDistribution(
+                                   four_bar_distribution, ("O4.fx", "O4.fy")))             # eq. 44
 
 
 def four_bar_rates(q, L, l0):

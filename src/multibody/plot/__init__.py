@@ -21,6 +21,12 @@ def run_figures(result, model, directory, options) -> list[Path]:
         from .spatial import spatial_figures
 
         paths += spatial_figures(result, model, directory)
+    if "physical_reactions" in result.series:      # models with a distribution matrix B (paper 001)
+        from .physical import physical_reactions_figure
+
+        name = result.summary.get("model", "run")
+        paths.append(physical_reactions_figure(result, Path(directory) / f"{name}-physical-reactions.png",
+                                               getattr(model.distribution, "unit", "N")))
     if result.summary.get("formulation") == "nullspace":
         from .nullspace import nullspace_figures
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis.physical_reactions import reactions_from_constraint_force
 from ..analysis.reactions import reaction_map
 from ..analysis.solvability import ReactionFlags
 from ..assembly import kinetic_energy
@@ -55,6 +56,11 @@ class Recorder:
                 self._generalized.append(self.reactions.generalized(A, acc.multipliers))
                 self.extra_labels["reactions"] = self.reactions.labels
             flags = {} if sparse else self.flags.record(q, A)
+            dist = self.model.distribution
+            if dist is not None and not sparse and acc.multipliers is not None:    # paper 001 eq. 32
+                lam = np.nan_to_num(acc.multipliers[:ws.m])
+                flags["physical_reactions"] = (reactions_from_constraint_force(dist.B(q, t), A[:ws.m].T @ lam),
+                                               dist.labels)
         self.t.append(t)
         for key, val in values.items():
             self.rows[key].append(np.array(val, dtype=float))
