@@ -10,7 +10,7 @@ import argparse
 import time
 
 from multibody.models import MODELS
-from multibody.models.locking import have_robot_extra
+from multibody.models.locking import ROBOT_GEAR_RATIO, have_robot_extra
 from multibody.plot.topology import event_table, topology_figures
 from multibody.simulation import RunOptions, simulate
 
@@ -48,7 +48,8 @@ def main():
         print("figure", p)
     if have_robot_extra():
         rob = run("robot-emergency-stop", RunOptions(integrator="rk4", step=args.step))
-        for p in topology_figures(rob["lagrange", "lagrangian"], args.out, naive=rob["lagrange", "naive"]):
+        for p in topology_figures(rob["lagrange", "lagrangian"], args.out, naive=rob["lagrange", "naive"],
+                                  gear_ratio=ROBOT_GEAR_RATIO):
             print("figure", p)
     else:
         print("robot-emergency-stop skipped: pip install 'multibody[robots]'")

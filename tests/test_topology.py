@@ -95,6 +95,23 @@ def test_transition_matches_closed_form_on_robot():
         _check_against_closed_form(*_random_lock_case(rng, mass, 6))
 
 
+def test_robot_mass_matrix_carries_the_reflected_rotor_inertia():
+    """Drive train of paper 002 Sect. 7: each motor turns G times the joint, so its kinetic energy
+    1/2 J_r (G q_i')^2 adds G^2 J_r to M_ii (and nothing off the diagonal) to the links' CRBA matrix."""
+    pin = pytest.importorskip("pinocchio")
+    from multibody.models import locking
+
+    if not locking.have_robot_extra():
+        pytest.skip("example-robot-data (extra 'robots') is not installed")
+    _, mass, _, _ = locking.robot_dynamics()
+    links = pin.buildModelFromUrdf(str(locking.robot_urdf()))       # no drive train
+    q = np.array([0.3, -1.1, 0.9, -0.4, 1.2, 0.2])
+    M_links = pin.crba(links, links.createData(), q)
+    M_links = np.triu(M_links) + np.triu(M_links, 1).T
+    expected = np.diag(np.full(6, locking.ROBOT_GEAR_RATIO ** 2 * locking.ROBOT_ROTOR_INERTIA))
+    assert np.allclose(mass(q) - M_links, expected, rtol=0, atol=1e-12)
+
+
 def test_general_constraints_three_forms_agree_and_conserve_free_momenta():
     """Non-lock constraints (random J1, J2): the forms agree, and F+^T M dv = 0 for F+ of (10)."""
     rng = np.random.default_rng(4)

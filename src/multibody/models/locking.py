@@ -5,6 +5,8 @@
   ``example-robot-data`` package) whose first three joints are locked in turn, in the spirit of
   paper 002 Sect. 7 (the RX130L data of the paper are not published). Its joint-space dynamics come
   from Pinocchio (M(q) by CRBA, h(q, v) = C v + g by RNEA): ``pip install 'multibody[robots]'``.
+  Data: the UR5's link data are the URDF's; the gear ratio 100 is the paper's; the rotor inertia and
+  the initial state (ROBOT_Q0, ROBOT_V0, a moving arm) are invented. Motor angles = 100 x joint angles.
 """
 from __future__ import annotations
 
@@ -55,6 +57,11 @@ ROBOT_URDF = "cmeel.prefix/share/example-robot-data/robots/ur_description/urdf/u
 ROBOT_Q0 = np.array([0.0, -1.0, 1.2, -0.8, 1.3, 0.4])
 ROBOT_V0 = np.array([1.0, 0.8, -1.0, 1.5, -1.2, 2.0])
 ROBOT_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint")
+#: drive train (paper 002 Sect. 7: "motor angles ... related to the joint angles ... by a gear ratio of 100")
+ROBOT_GEAR_RATIO = 100.0
+#: rotor inertia per motor [kg m^2]: INVENTED (the paper gives none; the order of a 200-400 W servo
+#: motor); reflected to the joint it adds G^2 J_rotor = 0.3 kg m^2 to each diagonal entry of M
+ROBOT_ROTOR_INERTIA = 3.0e-5
 ROBOT_EVENTS = (lock_at(0.05, ROBOT_JOINTS[0]), lock_at(0.10, ROBOT_JOINTS[1]),
                 lock_at(0.15, ROBOT_JOINTS[2]))
 _MISSING = ("the model 'robot-emergency-stop' needs the optional extra 'robots' (Pinocchio and the "
@@ -86,11 +93,19 @@ def _pinocchio_model():
     path = robot_urdf()
     if not path.is_file():
         raise ModelError(f"{_MISSING} (no URDF at {path}).")
-    return pin, pin.buildModelFromUrdf(str(path))
+    model = pin.buildModelFromUrdf(str(path))
+    # drive train: rotor kinetic energy 1/2 J_r (G q_i')^2 per joint, i.e. the armature G^2 J_r on the
+    # diagonal of M (CRBA adds model.armature); the rotors' gyroscopic coupling is neglected (Spong's
+    # simplified model of geared drives)
+    model.rotorGearRatio[:] = ROBOT_GEAR_RATIO
+    model.rotorInertia[:] = ROBOT_ROTOR_INERTIA
+    model.armature[:] = ROBOT_GEAR_RATIO ** 2 * ROBOT_ROTOR_INERTIA
+    return pin, model
 
 
 def robot_dynamics():
-    """(names, M(q), h(q, v), V(q)) of the UR5 from Pinocchio: M by CRBA (upper triangle, mirrored),
+    """(names, M(q), h(q, v), V(q)) of the UR5 with its drive train (gear ratio ROBOT_GEAR_RATIO, rotor
+    inertia ROBOT_ROTOR_INERTIA) from Pinocchio: M by CRBA with the armature (upper triangle, mirrored),
     h = -(C(q, v) v + g(q)) = -nonLinearEffects (RNEA), V the potential energy of gravity."""
     pin, model = _pinocchio_model()
     data = model.createData()

@@ -19,10 +19,10 @@ def _events(ax, res):
         ax.axvline(e["t"], color="0.6", lw=0.8, ls=":")
 
 
-def _lines(ax, res, key, ylabel, title, labels=None):
+def _lines(ax, res, key, ylabel, title, labels=None, scale=1.0):
     s = res.series[key]
     for j, name in enumerate(labels or s.labels):
-        ax.plot(res.t, s.data[:, j], lw=1.2, label=name)
+        ax.plot(res.t, scale * s.data[:, j], lw=1.2, label=name)
     _events(ax, res)
     ax.set_xlabel("t [s]")
     ax.set_ylabel(ylabel)
@@ -53,19 +53,24 @@ def _pair(path, res, left, right, suptitle):
     return path
 
 
-def topology_figures(consistent, out_dir, *, naive=None, prefix: str | None = None) -> list[Path]:
+def topology_figures(consistent, out_dir, *, naive=None, prefix: str | None = None,
+                     gear_ratio: float | None = None) -> list[Path]:
     """Write the figures listed in the module docstring; returns their paths.
 
     consistent: Result of a run with a momentum-consistent transition; naive: optional Result of the
-    same run with ``transition="naive"``."""
+    same run with ``transition="naive"``; gear_ratio: draw motor angles and rates (gear_ratio x the
+    joint's, paper 002 Figs 7b, 8) instead of joint angles and rates."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     prefix = prefix or consistent.summary.get("model", "run")
     how = consistent.summary.get("transition", "")
+    what, scale = ("motor", gear_ratio) if gear_ratio else ("joint", 1.0)
     paths = [
         _pair(out / f"{prefix}-angles-rates.png", consistent,
-              ("q", "joint angle [rad]", "a) joint angles"), ("v", "joint rate [rad/s]", "b) joint rates"),
-              f"{prefix}: momentum-consistent switching ({how}) - paper 002 Fig. 3"),
+              ("q", f"{what} angle [rad]", f"a) {what} angles", None, scale),
+              ("v", f"{what} rate [rad/s]", f"b) {what} rates", None, scale),
+              f"{prefix}: momentum-consistent switching ({how}) - paper 002 Fig. 3"
+              + (f" (motor = {gear_ratio:g} x joint, Figs 7-8)" if gear_ratio else "")),
         _pair(out / f"{prefix}-momenta-energy.png", consistent,
               ("momentum", "P = F^T M v", "a) generalized momenta of the unlocked joints"),
               ("energy", "", "b) total energy"),
