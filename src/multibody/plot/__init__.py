@@ -28,7 +28,9 @@ def run_figures(result, model, directory, options) -> list[Path]:
         paths.append(physical_reactions_figure(result, Path(directory) / f"{name}-physical-reactions.png",
                                                getattr(model.distribution, "unit", "N")))
     if result.summary.get("formulation") == "nullspace":
+        from .admissible import admissible_figures
         from .nullspace import nullspace_figures
 
         paths += nullspace_figures(result, model, directory, options)
+        paths += admissible_figures(result, model, directory)      # paper 000 Figs 3, 6, 9
     return paths
