@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import MultibodyError
 from ..model.builder import ModelBuilder
 from ..model.director_builder import SpatialModelBuilder
-from .model_file import FORMAT
+from .validate import FORMAT
 
 PLANAR_METHODS = ("__init__", "add_body", "add_bar", "add_point_mass", "revolute", "weld", "prismatic", "distance",
                   "driver", "drive_coordinate", "knife_edge", "spring_damper", "hold", "set_velocity",

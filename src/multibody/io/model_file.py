@@ -18,9 +18,9 @@ from ..model.builder import ModelBuilder
 from ..model.director_builder import SpatialModelBuilder
 from ..model.motion import Motion
 from ..model.system import Model
-from .validate import check_data, read_model_file
+from .validate import FORMAT, check_data, read_model_file
 
-FORMAT = "multibody-model/1"
+__all__ = ["FORMAT", "FileModel", "load_model_file", "model_from_data", "load_urdf"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,29 @@ class FileModel:
 
 def load_model_file(path) -> FileModel:
     """Read, validate and build the model file ``path`` (MultibodyError naming the place on any problem)."""
-    data, _ = read_model_file(path)
+    folder = Path(path).parent
+    data, _ = read_model_file(path, merge=lambda d: merge_urdf(d, folder))
     return model_from_data(data, str(path))
+
+
+def merge_urdf(data: dict, folder: Path) -> dict:
+    """The file's data with the URDF's bodies and joints first (paths relative to the file's folder); the
+    file's own gravity, if given, replaces the URDF's."""
+    from .urdf import urdf_data
+
+    base = urdf_data(folder / data["urdf"], data.get("urdf_joints"))
+    merged = {k: v for k, v in data.items() if k not in ("urdf", "urdf_joints")}
+    merged["bodies"] = base["bodies"] + data.get("bodies", [])
+    merged["joints"] = base["joints"] + data.get("joints", [])
+    merged.setdefault("gravity", base["gravity"])
+    return merged
+
+
+def load_urdf(path) -> Model:
+    """The spatial Model of a URDF robot (:func:`multibody.io.urdf.urdf_data`)."""
+    from .urdf import urdf_data
+
+    return model_from_data(urdf_data(path), str(path), checked=False).model
 
 
 def build_file_model(path) -> Model:

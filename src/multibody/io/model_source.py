@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import MultibodyError
 from ..model.system import Model
-from .model_file import FileModel, load_model_file
+from .model_file import FileModel, load_model_file, load_urdf
 from .userfiles import load_module
 
 
@@ -28,8 +28,6 @@ def load_source(spec: str) -> FileModel:
     if suffix in (".toml", ".json"):
         return load_model_file(spec)
     if suffix == ".urdf":
-        from .urdf import load_urdf
-
         return FileModel(load_urdf(spec), 1.0)
     module = load_module(spec)
     build = module.build

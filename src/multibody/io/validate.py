@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import MultibodyError
 
 SCHEMA_FILE = "model_schema.json"
+FORMAT = "multibody-model/1"
 
 
 @lru_cache(maxsize=1)
@@ -27,8 +28,9 @@ def schema() -> dict:
     return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text())
 
 
-def read_model_file(path) -> tuple[dict, str]:
-    """Parse and validate ``path`` (.toml or .json); returns (data, text)."""
+def read_model_file(path, merge=None) -> tuple[dict, str]:
+    """Parse and validate ``path`` (.toml or .json); returns (data, text). ``merge(data)`` (if given) adds the
+    bodies and joints of a ``urdf`` key before the references are checked."""
     path = Path(path)
     if not path.is_file():
         raise MultibodyError(f"model file '{path}' does not exist.")
@@ -40,16 +42,20 @@ def read_model_file(path) -> tuple[dict, str]:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise MultibodyError(f"model file '{path}' is not valid {path.suffix[1:].upper()}: {exc}") from None
-    check_data(data, str(path), text)
-    return data, text
+    return check_data(data, str(path), text, merge), text
 
 
-def check_data(data, where: str, text: str = "") -> None:
-    """MultibodyError for the first problem in ``data`` (a parsed model file), naming ``where``."""
-    problem = _non_finite(data, ()) or _schema_problem(data) or _reference_problem(data)
+def check_data(data, where: str, text: str = "", merge=None) -> dict:
+    """MultibodyError for the first problem in ``data`` (a parsed model file), naming ``where``; returns the
+    data (with a URDF merged by ``merge`` when the file has a ``urdf`` key)."""
+    problem = _non_finite(data, ()) or _schema_problem(data)
+    if not problem and merge is not None and "urdf" in data:
+        data = merge(data)
+    problem = problem or _reference_problem(data)
     if problem:
         keys, message = problem
         raise MultibodyError(f"model file '{where}', {_format(keys)}{_line(text, keys)}: {message}")
+    return data
 
 
 # ----------------------------------------------------------------------------- the three passes
@@ -107,8 +113,9 @@ def _message(err) -> str:
         return f"{inst!r} is not one of {', '.join(map(repr, err.validator_value))}."
     if v == "const":
         return f"expected {err.validator_value!r}, got {inst!r}."
-    if v == "oneOf":
-        return "give exactly one of the alternative keys (see the schema's description)."
+    if v in ("oneOf", "anyOf"):
+        keys = [" and ".join(map(repr, alt.get("required", []))) for alt in err.validator_value]
+        return f"give {'exactly ' if v == 'oneOf' else ''}one of {', '.join(k for k in keys if k)}."
     if v is False or v == "false" or err.schema is False:
         return "this key is not allowed here."
     if v in ("minItems", "maxItems"):
@@ -120,7 +127,7 @@ def _message(err) -> str:
 
 def _reference_problem(data):
     """References between sections: body, joint and coordinate names."""
-    bodies = [b["name"] for b in data["bodies"]]
+    bodies = [b["name"] for b in data.get("bodies", [])]
     known = set(bodies) | {"ground"}
     for section in ("bodies", "joints", "springs"):
         seen = set()
