@@ -11,12 +11,15 @@ import click
 from .analyze import analyze_cmd
 from .common import ErrorGroup, limit_blas_threads
 from .criterion import criterion_cmd
+from .export import export_cmd
+from .import_urdf import import_urdf_cmd
 from .models import models_cmd
 from .reactions import reactions_experiment_cmd
 from .run import run_cmd
 from .sweep import sweep_cmd
 
-COMMANDS = (models_cmd, run_cmd, analyze_cmd, criterion_cmd, sweep_cmd, reactions_experiment_cmd)
+COMMANDS = (models_cmd, run_cmd, analyze_cmd, criterion_cmd, sweep_cmd, reactions_experiment_cmd, export_cmd,
+            import_urdf_cmd)
 
 
 @click.group(cls=ErrorGroup)

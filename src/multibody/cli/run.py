@@ -51,13 +51,18 @@ from .summary import human_summary
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, formulation, stabilization, transition, basis, eliminate,
             out, csv_path, plot_dir, as_json, event_specs=()):
-    """Simulate MODEL (a built-in name or a .py file defining build())."""
+    """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
+    build()); a model file's [simulation] table suggests the options not given here."""
     from ..formulations.lagrange import Stabilization
     from ..integrate.steppers import STEPPERS
-    from ..io.model_source import load_model
+    from ..io.model_source import load_source
     from ..simulation.driver import RunOptions, simulate
 
-    mdl, default_t = load_model(model)
+    source = load_source(model)
+    mdl, default_t = source.model, source.t_end
+    integrator, rtol, atol, step, output_interval, formulation = suggested(
+        source.settings, integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
+        formulation=formulation)
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
                          rho_inf=rho_inf)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
@@ -69,15 +74,13 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         if formulation != "lagrange":
             raise MultibodyError("--eliminate needs --formulation lagrange.")
         form_opts["eliminate"] = tuple(x.strip() for x in eliminate.split(",") if x.strip())
-    from ..models import MODELS
-
     from ..simulation.events import parse_event
 
-    events = (MODELS[model].events if model in MODELS else ()) + tuple(parse_event(e) for e in event_specs)
+    events = tuple(source.events) + tuple(parse_event(e) for e in event_specs)
     result = simulate(mdl, t_end=default_t if t_end is None else t_end, formulation=formulation,
                       options=options, formulation_options=form_opts,
                       progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
-    out = Path(out or f"{Path(model).stem if model.endswith('.py') else model}.h5")
+    out = Path(out or f"{Path(model).stem if Path(model).suffix else model}.h5")
     result.summary["result_file"] = str(result.save(out))
     if csv_path:
         result.summary["csv_file"] = str(result.to_csv(csv_path))
@@ -86,3 +89,13 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
 
         result.summary["figures"] = [str(p) for p in run_figures(result, mdl, plot_dir, options)]
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
+
+
+def suggested(settings: dict, **given):
+    """The run options in order: each as given on the command line, else the model file's suggestion."""
+    ctx = click.get_current_context()
+    out = []
+    for name, value in given.items():
+        from_default = ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT
+        out.append(settings[name] if from_default and name in settings else value)
+    return out

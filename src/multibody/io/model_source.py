@@ -1,20 +1,34 @@
-"""Where a model comes from: a built-in name or a user's Python file (below every command that loads one)."""
+"""Where a model comes from: a built-in name, a model file (.toml/.json, data only), a URDF robot (.urdf) or
+a user's Python file (below every command that loads one)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 from ..errors import MultibodyError
 from ..model.system import Model
+from .model_file import FileModel, load_model_file, load_urdf
 from .userfiles import load_module
 
 
 def load_model(spec: str) -> tuple[Model, float]:
-    """A built-in model name, or a path to a Python file that defines build() -> Model.
+    """A built-in model name, a model file (.toml, .json), a URDF (.urdf) or a Python file that defines
+    build() -> Model. Returns the model and its default end time."""
+    source = load_source(spec)
+    return source.model, source.t_end
 
-    Returns the model and its default end time."""
+
+def load_source(spec: str) -> FileModel:
+    """The model with its default end time, events and suggested run settings (dispatch on the suffix)."""
     from ..models import MODELS
 
     if spec in MODELS:
         entry = MODELS[spec]
-        return entry.factory(), entry.t_end
+        return FileModel(entry.factory(), entry.t_end, tuple(entry.events))
+    suffix = Path(spec).suffix
+    if suffix in (".toml", ".json"):
+        return load_model_file(spec)
+    if suffix == ".urdf":
+        return FileModel(load_urdf(spec), 1.0)
     module = load_module(spec)
     build = module.build
     try:
@@ -25,4 +39,4 @@ def load_model(spec: str) -> tuple[Model, float]:
         raise MultibodyError(f"build() in '{spec}' raised {type(exc).__name__}: {exc}") from None
     if not isinstance(model, Model):
         raise MultibodyError(f"build() in '{spec}' returned {type(model).__name__}, not a multibody Model.")
-    return model, float(getattr(module, "T_END", 1.0))
+    return FileModel(model, float(getattr(module, "T_END", 1.0)))

@@ -14,7 +14,7 @@ def load_module(spec: str, what: str = "build() returning a model"):
     path = Path(spec)
     if path.suffix != ".py":
         raise MultibodyError(f"unknown model '{spec}': not a built-in model (see 'multibody models') "
-                             "and not a path to a .py file.")
+                             "and not a path to a model file (.toml, .json, .urdf) or a .py file.")
     if not path.is_file():
         raise MultibodyError(f"model file '{spec}' does not exist.")
     module_spec = importlib.util.spec_from_file_location(f"multibody_user_{path.stem}", path)

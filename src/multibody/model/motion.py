@@ -19,6 +19,9 @@ class Motion:
     df: Callable[[float], float]
     ddf: Callable[[float], float]
     description: str = "user motion"
+    #: the parameters of a library motion, e.g. ("polynomial", (c0, c1, ...)) or ("harmonic", a, omega,
+    #: phase, offset); empty for user functions (which a model file cannot express)
+    spec: tuple = ()
 
     def __call__(self, t: float) -> tuple[float, float, float]:
         return float(self.f(t)), float(self.df(t)), float(self.ddf(t))
@@ -29,7 +32,7 @@ class Motion:
         c = np.asarray(coefficients, dtype=float)
         p = np.polynomial.Polynomial(c)
         dp, ddp = p.deriv(1), p.deriv(2)
-        return cls(p, dp, ddp, f"polynomial {c.tolist()}")
+        return cls(p, dp, ddp, f"polynomial {c.tolist()}", ("polynomial", tuple(c.tolist())))
 
     @classmethod
     def constant_rate(cls, start: float, rate: float) -> "Motion":
@@ -43,7 +46,7 @@ class Motion:
         return cls(lambda t: offset + a * np.sin(w * t + ph),
                    lambda t: a * w * np.cos(w * t + ph),
                    lambda t: -a * w * w * np.sin(w * t + ph),
-                   f"harmonic a={a} omega={w}")
+                   f"harmonic a={a} omega={w}", ("harmonic", a, w, ph, float(offset)))
 
     @classmethod
     def functions(cls, f, df, ddf) -> "Motion":

@@ -44,13 +44,25 @@ class ModelSpec:
 
 
 def resolve_model(spec: str) -> ModelSpec:
-    """A built-in model name (``multibody models``) or a .py file whose build(**kwargs) returns a Model."""
+    """A built-in model name (``multibody models``), a model file (.toml/.json) or a .py file whose
+    build(**kwargs) returns a Model."""
     from ..models import MODELS
 
     if spec in MODELS:
         e = MODELS[spec]
         return ModelSpec(spec, e.factory, e.t_end, tuple(e.events))
     path = Path(spec)
+    if path.suffix in (".toml", ".json"):   # a model file: data, no parameters (scenarios vary q0:, v0:, lock:)
+        import functools
+
+        from ..io.model_file import build_file_model, load_model_file
+
+        source = load_model_file(path)
+        if any(not hasattr(e, "t") for e in source.events):
+            raise MultibodyError(f"model file '{path}': sweeps take timed lock events only (lock:NAME=TIME), "
+                                 "not 'rate-crosses-zero' events.")
+        return ModelSpec(str(path), functools.partial(build_file_model, str(path)), source.t_end,
+                         tuple(e for e in source.events if hasattr(e, "t")))
     module = load_module(spec, "build(**parameters)")
     return ModelSpec(str(path), module.build, float(getattr(module, "T_END", 1.0)))
 

@@ -1,0 +1,31 @@
+"""``multibody export``: write a built-in model as a model file (TOML, data only)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import MultibodyError
+
+
+@click.command("export")
+@click.argument("model")
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
+              help="Model file to write (.toml; default MODEL.toml in the current directory).")
+def export_cmd(model, out):
+    """Write the built-in MODEL as a model file that `multibody run FILE` loads back to the same equations.
+
+    Models given by M(q) and h(q, v, t), chains in relative coordinates and models with Python callables
+    (user motions, forces, constraints) cannot be written as data; the error says which."""
+    from ..io.export import export_builtin
+    from ..io.toml_writer import dumps
+
+    path = Path(out or f"{model}.toml")
+    if path.suffix != ".toml":
+        raise MultibodyError(f"export writes TOML model files: '{path}' must end in .toml.")
+    text = "# multibody model file (schema: multibody/io/model_schema.json); SI units\n" + dumps(export_builtin(model))
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise MultibodyError(f"cannot write '{path}': {exc}") from None
+    click.echo(f"wrote {path}")
