@@ -7,8 +7,8 @@ accepted step and raises :class:`~multibody.errors.SimulationError`, naming the 
   constraints that was the round-off floor of the redundant coordinates (linalg.rank.pinned_solve), and
   such runs continued on another assembly branch (measured on the double four-bar before issue 12: steps
   of 7e-15 s at rtol 1e-11 and 1.4e-13 s at rtol 1e-10 under OpenBLAS's Prescott kernel, crank spread
-  70 rad). Healthy runs over the whole tolerance matrix of benchmarks/singular_matrix.py take steps
-  >= 2e-8 s per 10 s; the ratio 1e-9 lies below both.
+  70 rad). Healthy lagrange runs of benchmarks/singular_matrix.py took steps >= 2.4e-8 s per 10 s (rtol
+  1e-12, atol 1e-14: a margin of only 2.4 above the limit; at rtol >= 1e-11 >= 1.5e-7 s).
 - the projection after a step (formulations that declare ``projects_state``) moves the state by more than ``PROJECTION_JUMP`` times the step's error
   scale atol + rtol |y| (componentwise). Why: the projection removes the local error normal to the
   constraints, which the error control keeps below 1e4 error scales (linalg.rank.NORMAL_ERROR_WEIGHT);
