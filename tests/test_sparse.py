@@ -43,13 +43,20 @@ def _states(model, form, count=3):
 
 @pytest.mark.parametrize("n", [20, 30])
 def test_sparse_rhs_equals_dense(n):
+    """Both solve the same equations; they agree within the accuracy of the solves, max(1e-12, 4 eps cond(S))
+    relative (as at N = 50 below). At N = 30 cond(S) = 4.5e3 and the dense SVD path is the less accurate one:
+    against the augmented system refined in extended precision it is off by up to 1.1e-12 relative, the
+    sparse Schur solve by 1.6e-14 (measured under OpenBLAS Haswell and Prescott, issue 12)."""
     model = chain(n)
     dense = make_formulation("lagrange", model, fast=False, sparse=False)
     sparse = make_formulation("lagrange", model, sparse=True)
     assert sparse.sparse and not dense.sparse
     for y in _states(model, dense):
+        q, v = dense.split(0.0, y)
+        A, Minv = dense.ws.constraints(0.2, q, v)[1], np.diag(1.0 / np.diag(model.mass(q)))
+        bound = max(1e-12, 4 * np.finfo(float).eps * np.linalg.cond(A @ Minv @ A.T))
         a, b = dense.rhs(0.2, y), sparse.rhs(0.2, y)
-        assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(a))
+        assert np.max(np.abs(a - b)) <= bound * np.max(np.abs(a))
 
 
 def test_sparse_rhs_equals_dense_n50_within_conditioning():

@@ -16,7 +16,7 @@ import numpy as np
 
 from .assembly import Workspace
 from .errors import AssemblyError
-from .linalg.rank import min_norm_solve
+from .linalg.rank import RankTolerance, pinned_solve
 from .model.system import Model
 
 
@@ -28,6 +28,13 @@ from .model.system import Model
 #: rtol 1e-11 follow that turn (step collapse, silent branch switch); one more step leaves |c| at
 #: round-off (~eps L), measured 1e-16 m.
 POLISH_STEPS = 1
+
+#: positions along directions the constraints do not pin (singular value <= pin s_max, see
+#: linalg.rank.pinned_solve) are the integrator's prediction; the projection accepts their residual up to
+#: pin s_max PINNED_DRIFT L (a prediction 1e-6 L off the manifold; the error control keeps it at the
+#: tolerance). With the default pin (sqrt(eps)) this bound is below the position test: a contradictory
+#: redundant row is still an assembly error.
+PINNED_DRIFT = 1e-6
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,10 @@ class KinematicTolerance:
     consistency: float = 1e-6
     max_iterations: int = 50
     polish: int = POLISH_STEPS
+    #: singular values <= pin * s_max are not inverted by the dense solves (linalg.rank.pinned_solve);
+    #: the default is the rank tolerance of the minimum-norm solve (assembly: every direction that a
+    #: constraint determines); the projection of a run uses a larger one (formulations.lagrange.PIN)
+    pin: float = RankTolerance().rtol
 
 
 def _free(n: int, hold) -> np.ndarray:
@@ -77,9 +88,15 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
         Phi, A, _, _ = (ws.sparse_constraints if sparse else ws.constraints)(t, q, zero)
         if not np.all(np.isfinite(Phi)):
             break
-        if np.max(np.abs(Phi)) <= limit:
-            return _polish(ws, t, q, free, tol.polish, sparse, Phi, A)
-        q[free] -= _min_norm(A[:, free], Phi, sparse)
+        if sparse:
+            dq, converged = None, np.max(np.abs(Phi)) <= limit
+        else:
+            dq, pinned, s_max = pinned_solve(A[:, free], Phi, tol.pin)
+            converged = (np.max(np.abs(pinned)) <= limit and np.max(np.abs(Phi - pinned))
+                         <= max(limit, tol.pin * s_max * PINNED_DRIFT * model.length_scale))
+        if converged:
+            return _polish(ws, t, q, free, tol, sparse, Phi, A)
+        q[free] -= _min_norm(A[:, free], Phi, sparse) if sparse else dq
     Phi = ws.constraints(t, q, zero)[0]
     names = ", ".join(model.coordinate_names[i] for i in hold) or "none"
     raise AssemblyError(
@@ -88,15 +105,15 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
         f"coordinates: {names}. Check the joint points and lengths, or give a closer initial guess.")
 
 
-def _polish(ws, t, q, free, steps, sparse, Phi, A) -> np.ndarray:
-    """q after ``steps`` Gauss-Newton steps dq_free = -A_free^+ Phi (see POLISH_STEPS); Phi, A at q given."""
+def _polish(ws, t, q, free, tol, sparse, Phi, A) -> np.ndarray:
+    """q after ``tol.polish`` Gauss-Newton steps dq_free = -A_free^+ Phi (see POLISH_STEPS); Phi, A at q given."""
     zero = np.zeros_like(q)
-    for k in range(steps):
+    for k in range(tol.polish):
         if k:
             Phi, A, _, _ = (ws.sparse_constraints if sparse else ws.constraints)(t, q, zero)
         if not np.any(Phi):
             break
-        q[free] -= _min_norm(A[:, free], Phi, sparse)
+        q[free] -= _min_norm(A[:, free], Phi, sparse, tol.pin)
     return q
 
 
@@ -115,7 +132,7 @@ def solve_velocities(model: Model, q: np.ndarray, v: np.ndarray, t: float = 0.0,
     _, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)
     free = _free(model.n, given)
     guess_scale = np.max(abs(A) @ np.abs(v))     # round-off of the correction is relative to the guess
-    v[free] += _min_norm(A[:, free], -(A @ v + Phi_t), sparse)
+    v[free] += _min_norm(A[:, free], -(A @ v + Phi_t), sparse, tol.pin)
     residual = A @ v + Phi_t
     scale = max(guess_scale, np.max(abs(A) @ np.abs(v)), np.max(np.abs(Phi_t)), np.finfo(float).tiny)
     if np.max(np.abs(residual)) > tol.consistency * scale:
@@ -141,10 +158,11 @@ def _auto(solve, *args, **kw):
         return solve(*args, **kw, sparse=False)
 
 
-def _min_norm(A, r, sparse: bool) -> np.ndarray:
-    """A^+ r: dense SVD (min_norm_solve) or, sparse, A^T (A A^T)^-1 r (multibody.linalg.sparse)."""
+def _min_norm(A, r, sparse: bool, pin: float = RankTolerance().rtol) -> np.ndarray:
+    """A^+ r: dense SVD without the directions not pinned (pinned_solve) or, sparse, A^T (A A^T)^-1 r
+    (multibody.linalg.sparse)."""
     if not sparse:
-        return min_norm_solve(A, r)
+        return pinned_solve(A, r, pin)[0]
     from .linalg.sparse import min_norm_correction
     return min_norm_correction(A, r, "kinematic solve")
 

@@ -206,7 +206,7 @@ def _congruence(Wt, M, f):
 
 
 @njit(cache=True)
-def gauss_kernel(A, n, M, f, gamma, rel, acc):
+def gauss_kernel(A, n, M, f, gamma, rel, power, acc):
     """linalg.gauss_solve compiled (same algorithm and formulas, see its docstring: Gauss's principle
     with a penalty of relative width ``rel`` in the singular-value basis of A; paper 002 eq. 6).
     Smooth through singular configurations, unique with redundant rows. Returns False if the
@@ -227,11 +227,13 @@ def gauss_kernel(A, n, M, f, gamma, rel, acc):
     k, mu = s.shape[0], rel * s[0]
     K, rhs = _congruence(Wt, M, f)
     for i in range(k):
-        K[i, i] += (s[i] / mu) ** 2
-        x = 0.0
-        for r in range(m):
-            x += U[r, i] * gamma[r]
-        rhs[i] += s[i] / mu ** 2 * x
+        p = (s[i] / mu) ** (2 * power)
+        K[i, i] += p
+        if s[i] > 0.0:
+            x = 0.0
+            for r in range(m):
+                x += U[r, i] * gamma[r]
+            rhs[i] += p / s[i] * x
     d = np.empty(n)
     for i in range(n):
         d[i] = 1.0 / np.sqrt(K[i, i])
@@ -253,7 +255,8 @@ def gauss_kernel(A, n, M, f, gamma, rel, acc):
 
 
 @njit(cache=True)
-def lagrange_rhs(y, ddf, prim, pval, mcols, mloc, mvec, M, Minv, diag, f, rel, tau, qe, ve, A, gamma, B, S, lam):
+def lagrange_rhs(y, ddf, prim, pval, mcols, mloc, mvec, M, Minv, diag, f, rel, power, tau, qe, ve, A, gamma, B, S,
+                 lam):
     """y' = [v, q''] (2n,) of the Lagrange formulation at y = [q, v] (formulations.lagrange): assemble
     A, gamma (+ ddf (m,), the drivers' f''), then q'' by :func:`schur_solve` if it accepts (tau > 0),
     else by :func:`gauss_kernel`. Returns (y', path) with path 0 = Schur, 1 = SVD, -1 = failed."""
@@ -269,6 +272,6 @@ def lagrange_rhs(y, ddf, prim, pval, mcols, mloc, mvec, M, Minv, diag, f, rel, t
     acc = out[n:]
     if tau > 0.0 and schur_solve(A, n, Minv, diag, f, gamma, tau, B, S, lam, acc):
         return out, 0
-    if gauss_kernel(A, n, M, f, gamma, rel, acc):
+    if gauss_kernel(A, n, M, f, gamma, rel, power, acc):
         return out, 1
     return out, -1

@@ -125,6 +125,7 @@ class FastLagrangeRhs:
         for e in model.forces:
             self.f += np.asarray(e.g, float)[:n]
         self.rel = float(formulation.regularization.rel)
+        self.power = int(formulation.regularization.power)
         self.tau = float(schur_pivot_ratio)
         self.motions = tuple((start + r, mo) for start, g in zip(np.cumsum([0] + [g.rows for g in model.constraints]),
                                                                  model.constraints) for r, mo in g.motions)
@@ -138,7 +139,7 @@ class FastLagrangeRhs:
         for row, motion in self.motions:
             self.ddf[row] = motion(t)[2]
         out, path = self.kernel(y, self.ddf, self.prim, self.pval, self.mcols, self.mloc, self.mvec, self.M,
-                                self.Minv, self.diag, self.f, self.rel, self.tau, self.qe, self.ve, self.A,
+                                self.Minv, self.diag, self.f, self.rel, self.power, self.tau, self.qe, self.ve, self.A,
                                 self.gamma, self.B, self.S, self.lam)
         if path < 0:      # not positive definite: the reference path raises the explanatory error
             q, v = self.formulation.split(t, y)

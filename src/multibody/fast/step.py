@@ -82,7 +82,7 @@ class FastStep:
         self._motions(t)
         prim, pval, poff, mcols, mloc, mvec = self.model_data
         y = np.concatenate([q, v])
-        out, path = rhs.kernel(y, self.ddf, prim, pval, mcols, mloc, mvec, rhs.M, rhs.Minv, rhs.diag, rhs.f, rhs.rel,
+        out, path = rhs.kernel(y, self.ddf, prim, pval, mcols, mloc, mvec, rhs.M, rhs.Minv, rhs.diag, rhs.f, rhs.rel, rhs.power,
                                rhs.tau, self.qe, self.ve, self.A, self.gamma, self.B, self.S, self.lam)
         if path < 0 or (path == 1 and not multipliers(self.A, rhs.M, rhs.f, out[n:], MIN_NORM_PIVOT_RATIO,
                                                       self.G, self.r, self.lam)):

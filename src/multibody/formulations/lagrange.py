@@ -41,6 +41,24 @@ from ..linalg.sparse import tangent_filter
 from .lagrange_sparse import SparseLagrange, lagrange_sparse
 from .base import Accelerations, Formulation
 
+#: Singular configurations by construction (issue 12). The acceleration solve (linalg.gauss_solve) enforces a
+#: constraint direction of singular value s_i with the penalty (s_i / mu)^8, mu = 1e-6 s_max: to round-off
+#: for s_i >= 100 mu = PIN s_max ((1e-2)^8 = 1e-16 relative), not at all for s_i << mu, smoothly between.
+#: The projection after a step corrects exactly the directions the solve enforces (s_i > PIN s_max,
+#: linalg.rank.pinned_solve) and the error control measures the others at full weight. Why: near a singular
+#: configuration at distance sigma the index-1 equations (Phi'' = 0) keep the state on the level set
+#: Phi = c it started on, a hyperbola that turns onto the other assembly branch ~sqrt(|c| / L) from the
+#: crossing, and a full inverse of s_i ~ sigma turns the round-off of Phi (eps L) into eps L / sigma in
+#: positions and eps L omega / sigma^2 in velocities along the other branch's motion; which branch a run
+#: then took depended on the BLAS kernel's summation order. Inside the window (s_r < PIN s_max: crank
+#: angle < 5e-4 rad on the double four-bar) the vanishing direction follows Gauss's principle without that
+#: constraint (the unconstrained dynamics), leaving at most |a| (window / omega)^2 ~ 1e-10 m, which the
+#: projection removes on the way out; every other direction keeps its exact constraints. Measured over
+#: rtol 1e-4..1e-12 x atol = rtol, rtol / 100 x dopri5, dop853 under OpenBLAS's Haswell and Prescott
+#: kernels: crank spread <= 5e-10 rad (benchmarks/singular_matrix.py).
+LAGRANGE_REGULARIZATION = Regularization(rel=1e-6, power=4)
+PIN = 1e-4
+
 
 @dataclass(frozen=True)
 class Stabilization:
@@ -69,11 +87,12 @@ class Lagrange(Formulation):
 
     name = "lagrange"
     supports_nonholonomic = True
+    projects_state = True
 
     def __init__(self, model, *, stabilization: Stabilization = Stabilization(), eliminate=(), choose_rows=None,
-                 regularization: Regularization = Regularization(),
+                 regularization: Regularization = LAGRANGE_REGULARIZATION,
                  rank_tol: RankTolerance = RankTolerance(),
-                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10), fast: bool = True,
+                 projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10, pin=PIN), fast: bool = True,
                  sparse: bool | None = None):
         super().__init__(model)
         self.stabilization = stabilization
@@ -190,9 +209,7 @@ class Lagrange(Formulation):
         if ratio >= SINGULAR_HINT_RATIO:
             return ""
         return (f" The constraints are near a singular configuration there (smallest singular value of the "
-                f"constraint Jacobian {ratio:.1e} times the largest): at a distance sigma from it the redundant "
-                "coordinates carry round-off ~ eps L / sigma off the assembly branch, which limits this "
-                "formulation to rtol >= 1e-10 through such configurations (README, 'Known limit').")
+                f"constraint Jacobian {ratio:.1e} times the largest), where another assembly branch meets this one.")
 
     def after_step(self, t, y):
         if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
@@ -205,7 +222,7 @@ class Lagrange(Formulation):
             q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol, sparse=self.sparse)
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
-        v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK, sparse=self.sparse)
+        v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK_PINNED, sparse=self.sparse)
         self._choose_rows(t, q, v)
         return np.concatenate([q, v])
 
@@ -232,8 +249,9 @@ class Lagrange(Formulation):
             return tangent_filter(self.ws.sparse_constraints(t, q, v)[1], qv)
         C = self.ws.velocity_constraints(t, q, v)[1]
         if self.ws.h:
-            return np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0]), row_space_filter(C, qv[:, 1])])
-        return row_space_filter(C, qv)
+            return np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0], PIN),
+                                    row_space_filter(C, qv[:, 1], PIN)])
+        return row_space_filter(C, qv, PIN)
 
 
 #: failure_hint: s_min / s_max of the constraint Jacobian below which a failed run is reported as near a
@@ -242,6 +260,8 @@ SINGULAR_HINT_RATIO = 1e-3
 
 
 _NO_CHECK = KinematicTolerance(consistency=np.inf)
+
+_NO_CHECK_PINNED = KinematicTolerance(consistency=np.inf, pin=PIN)
 
 #: rank decision for holonomic row choosing: at a projected state (|Phi| <= 1e-12 L) structurally
 #: redundant rows give |R_ii| ~ 1e-16..1e-13 |R_11|, while near a singular configuration |R_ii| is of the

@@ -81,6 +81,27 @@ def min_norm_solve(A: np.ndarray, b: np.ndarray, tolerance: RankTolerance = Rank
     return sla.lstsq(A, b, cond=tolerance.rtol, lapack_driver="gelsd")[0]
 
 
+def pinned_solve(A: np.ndarray, r: np.ndarray, pin: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """(x, r_pinned, s_max): x = A_pin^+ r, the minimum-norm solution of A x = r restricted to the singular
+    directions that the constraints pin down (s_i > pin * s_max; truncated SVD, Golub & Van Loan Sect.
+    5.5.4), and r_pinned = U_k U_k^T r, the part of r those directions can remove.
+
+    Why (issue 12): a constraint with singular value s_i determines q along its right singular vector
+    only to eps L / s_i (Phi is evaluated with round-off eps L). Near a singular configuration at
+    distance sigma, s_i ~ sigma and a full inverse turns that round-off into position errors eps L /
+    sigma along the motions of the other assembly branch and velocity errors eps L omega / sigma^2 (the
+    velocity projection at the noisy q): the adaptive step then collapses and the run may leave its
+    branch. Directions with s_i <= pin s_max are left as the integrator predicted them (the prediction
+    is accurate to the local error tolerance); the caller's error control must then measure them at
+    full weight (see :func:`row_space_filter`)."""
+    if A.size == 0:
+        return np.zeros(A.shape[1]), np.zeros(A.shape[0]), 0.0
+    U, s, Wt = np.linalg.svd(A, full_matrices=False)
+    k = int(np.count_nonzero(s > pin * s[0])) if s[0] > 0 else 0
+    c = U[:, :k].T @ r
+    return Wt[:k].T @ (c / s[:k]), U[:, :k] @ c, float(s[0])
+
+
 
 @dataclass(frozen=True)
 class Regularization:
@@ -92,6 +113,9 @@ class Regularization:
     "Known limit") other errors dominate (a run with rel = 1e-14 had the same tip error), so rel stays."""
 
     rel: float = 1e-10
+    #: the penalty is (s_i / mu)^(2 power): power 1 is Bayo & Ledesma's quadratic penalty; a higher power
+    #: makes the fade sharp (issue 12: constraints with s_i >= 100 mu enforced to round-off at power 4)
+    power: int = 1
 
 
 def small_solve(K: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -129,11 +153,12 @@ def gauss_solve(M: np.ndarray, A: np.ndarray, f: np.ndarray, gamma: np.ndarray,
     W, k = Wt.T, len(s)
     if s[0] == 0:
         return small_solve(M, f)
-    penalty = (s / (reg.rel * s[0])) ** 2
+    penalty = (s / (reg.rel * s[0])) ** (2 * reg.power)
     K = W.T @ M @ W
     K[np.arange(k), np.arange(k)] += penalty
     rhs = W.T @ f
-    rhs[:k] += (s / (reg.rel * s[0]) ** 2) * (U[:, :k].T @ gamma)
+    pos = s > 0
+    rhs[:k][pos] += penalty[pos] / s[pos] * (U[:, :k].T @ gamma)[pos]
     d = 1.0 / np.sqrt(np.diag(K))
     b = d * small_solve(d[:, None] * K * d[None, :], d * rhs)
     return W @ b

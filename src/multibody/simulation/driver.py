@@ -65,7 +65,7 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     q, v = consistent_state(model, t_start, ws=form.ws)
     t, segments, log, counts = t_start, [], [], {id(e): 0 for e in watched}
     eps_t = SIMULTANEOUS_RTOL * max(abs(t_end), abs(t_end - t_start))
-    watch = StepWatch(form, t_start, t_end)     # step-size collapse (issue 7 item 2)
+    watch = StepWatch(form, t_start, t_end, options.rtol, options.atol)   # collapse, branch jump (issue 12)
     with Progress(progress, t_start, t_end) as bar:
         while True:
             t_stop = min([e.t for e in timed if e.t > t + eps_t] + [t_end])
@@ -107,7 +107,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
     wall = time.perf_counter()
     while stepper.t < t_stop:
         step, y_new = advance(model, form, stepper)
-        watch.accepted(step)
+        watch.accepted(step, y_new, at_stop=step.t >= t_stop)
         if active:
             y_end = step.y if y_new is None else y_new
             g_new = [e.condition(step.t, *form.split(step.t, y_end)) for e in active]

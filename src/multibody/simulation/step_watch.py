@@ -1,48 +1,69 @@
-"""Step-size collapse detection for a run (issue 7 item 2): the smallest accepted step and a warning when it
-falls below ``STEP_COLLAPSE_RATIO`` times the run's duration.
+"""A run that cannot vouch for its answer stops (issue 7 item 2, issue 12): :class:`StepWatch` sees every
+accepted step and raises :class:`~multibody.errors.SimulationError`, naming the time and the cause, when
 
-Why: an adaptive Runge-Kutta step that shrinks to ~1e-13 s has met a feature it cannot resolve. At a
-singular configuration of the constraints this is the round-off floor of redundant coordinates (README,
-"Known limit"; linalg.rank.NORMAL_ERROR_WEIGHT): the run either fails (step below the float
-spacing of t) or creeps through and may continue on another assembly branch without any error. Measured
-on the double four-bar (10 s, six initial crank rates, dop853 and dopri5): healthy runs never took a
-step below 1e-3 s; runs that switched branches took steps of 7e-15 s (rtol 1e-11) and 4e-11 s (rtol 1e-10,
-before the projection's polish step). The ratio 1e-9 lies far from both.
+- the step size collapses below ``STEP_COLLAPSE_RATIO`` times the run's duration (a step that ends a
+  segment exactly at its stop time is exempt: it is clipped, not chosen). Why: an adaptive Runge-Kutta
+  step that shrinks to ~1e-13 s has met a feature it cannot resolve; at a singular configuration of the
+  constraints that was the round-off floor of the redundant coordinates (linalg.rank.pinned_solve), and
+  such runs continued on another assembly branch (measured on the double four-bar before issue 12: steps
+  of 7e-15 s at rtol 1e-11 and 1.4e-13 s at rtol 1e-10 under OpenBLAS's Prescott kernel, crank spread
+  70 rad). Healthy lagrange runs of benchmarks/singular_matrix.py took steps >= 2.4e-8 s per 10 s (rtol
+  1e-12, atol 1e-14: a margin of only 2.4 above the limit; at rtol >= 1e-11 >= 1.5e-7 s).
+- the projection after a step (formulations that declare ``projects_state``) moves the state by more than ``PROJECTION_JUMP`` times the step's error
+  scale atol + rtol |y| (componentwise). Why: the projection removes the local error normal to the
+  constraints, which the error control keeps below 1e4 error scales (linalg.rank.NORMAL_ERROR_WEIGHT);
+  round-off near a singular configuration adds more at atol far below rtol (measured <= 2e6 scales over
+  the matrix). A projection onto the other assembly branch turns the velocity by O(|v|): 1.6e10 scales
+  in the run above. 1e8 lies two orders of magnitude from both.
+
+``summary()`` reports the smallest step, the largest projection jump (in error scales) and their times.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-#: smallest accepted step, as a fraction of t_end - t_start, below which the run is flagged
+from ..errors import SimulationError
+
+#: smallest accepted step, as a fraction of t_end - t_start, below which the run stops
 STEP_COLLAPSE_RATIO = 1e-9
 
-
-class StepCollapseWarning(RuntimeWarning):
-    """The step size of a run collapsed; the result may be on another assembly branch."""
+#: largest projection move, in error scales atol + rtol |y|, that a run accepts
+PROJECTION_JUMP = 1e8
 
 
 class StepWatch:
-    """``accepted(step)`` after every accepted step; ``summary()`` -> {"min_step", "min_step_t"[, "warning"]}.
-    The formulation's ``failure_hint(t, y)`` (if any) explains a collapse near a singular configuration."""
+    """``accepted(step, y_new, at_stop)`` after every accepted step (y_new: the projected state or None);
+    ``summary()`` -> {"min_step", "min_step_t", "max_projection_jump", "max_projection_jump_t"}. The
+    formulation's ``failure_hint(t, y)`` (if any) explains a failure near a singular configuration."""
 
-    def __init__(self, form, t_start: float, t_end: float):
-        self.form, self.limit = form, STEP_COLLAPSE_RATIO * (t_end - t_start)
-        self.h_min, self.t_min, self.hint = np.inf, t_start, ""
+    def __init__(self, form, t_start: float, t_end: float, rtol: float = 1e-6, atol: float = 1e-8):
+        self.form, self.limit, self.rtol, self.atol = form, STEP_COLLAPSE_RATIO * (t_end - t_start), rtol, atol
+        self.h_min, self.t_min = np.inf, t_start
+        self.jump, self.t_jump = 0.0, t_start
 
-    def accepted(self, step) -> None:
+    def accepted(self, step, y_new=None, at_stop: bool = False) -> None:
+        if y_new is not None and getattr(self.form, "projects_state", False):
+            scale = self.atol + self.rtol * np.maximum(np.abs(step.y), np.abs(y_new))
+            jump = float(np.max(np.abs(y_new - step.y) / scale))
+            if jump > self.jump:
+                self.jump, self.t_jump = jump, step.t
+            if jump > PROJECTION_JUMP:
+                self._fail(step, y_new, f"the projection onto the constraints after the step moved the state by "
+                                        f"{jump:.1e} error scales (atol + rtol |y|; limit {PROJECTION_JUMP:.0e}): the "
+                                        "run left its assembly branch there")
         h = abs(step.h)
-        if h < self.h_min:
+        if h < self.h_min and not at_stop:
             self.h_min, self.t_min = h, step.t
             if h < self.limit:
-                hint = getattr(self.form, "failure_hint", None)
-                self.hint = hint(step.t, step.y) if hint else ""
+                self._fail(step, step.y, f"the step size collapsed to {h:.1e} s (below {STEP_COLLAPSE_RATIO:.0e} "
+                                         "of the run): the run cannot vouch for its assembly branch there")
+
+    def _fail(self, step, y, what: str):
+        hint = getattr(self.form, "failure_hint", None)
+        raise SimulationError(f"model '{self.form.model.name}' at t = {step.t:.9g}: {what}."
+                              f"{hint(step.t, y) if hint else ''} Nothing was saved from this run; try another "
+                              "tolerance or formulation (README, 'Singular configurations').")
 
     def summary(self) -> dict:
-        out = {"min_step": float(self.h_min), "min_step_t": float(self.t_min)}
-        if self.h_min < self.limit:
-            out["warning"] = (f"the step size collapsed to {self.h_min:.1e} s at t = {self.t_min:.6g}; the run "
-                              f"may have left its assembly branch there.{self.hint}")
-            warnings.warn(out["warning"], StepCollapseWarning, stacklevel=3)
-        return out
+        return {"min_step": float(self.h_min), "min_step_t": float(self.t_min),
+                "max_projection_jump": float(self.jump), "max_projection_jump_t": float(self.t_jump)}
