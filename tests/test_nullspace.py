@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from multibody.assembly import Workspace
 from multibody.cli import main
-from multibody.errors import MultibodyError
+from multibody.errors import AssemblyError, MultibodyError
 from multibody.formulations.nullspace import NullSpace
 from multibody.kinematics import solve_positions, solve_velocities
 from multibody.linalg.rank import RankTolerance, pivoted_qr
@@ -90,7 +90,12 @@ def test_formulation_identities(name, seed, t):
     T^T (M x'' - f) = 0 (eqs 3, 5, 6, 11a), rheonomic models included."""
     model = MODELS[name].factory()
     ws, rng = Workspace(model), np.random.default_rng(seed)
-    q = solve_positions(model, model.q0 + 0.05 * rng.standard_normal(model.n), t, hold=model.hold, ws=ws)
+    # a random guess 0.05 off the nominal one need not lie in the basin of any assembly (the 2x2 four-bar
+    # has two near-coincident closures): such a draw tests nothing here, it is discarded, not failed
+    try:
+        q = solve_positions(model, model.q0 + 0.05 * rng.standard_normal(model.n), t, hold=model.hold, ws=ws)
+    except AssemblyError:
+        assume(False)
     v = solve_velocities(model, q, rng.standard_normal(model.n), t, ws=ws)
     form = NullSpace(model)
     y = form.initial_state(t, q, v)
