@@ -36,7 +36,27 @@ def test_paper_ranks(name):
     if rank_s is not None:
         s = analyze(model, "singular")
         assert (s.rank, s.dof, s.redundancy, s.singular) == (rank_s, n - rank_s, m - rank_s, True)
-        assert s.nearby_rank >= rank
+        assert s.nearby_rank == rank          # the generic rank on the branch through it
+
+
+def test_branch_tangent_at_the_double_four_bar_singularity_is_the_conventional_motion():
+    """Paper 000 Sect. 3.2: of the three admissible motions at the singular configuration, the motion of
+    the mechanism continues along the conventional one (cranks rotating together, couplers translating
+    vertically); the second-order condition w^T Phi_qq[u, u] = 0 (analysis.branches) selects it, and the
+    other directions found are real branches as well (the couplers' bifurcation), none is spurious."""
+    from multibody.analysis.branches import branch_tangents
+    model = MODELS["double-four-bar"].factory()
+    r = analyze(model, "singular")
+    q = np.asarray(model.configuration("singular"), float)
+    B = branch_tangents(model, q, r.admissible_motions)
+    u = np.concatenate([[0.0, 0.5, 1.0] if k % 2 else [0.0, 1.0, 0.0] for k in range(1, 6)])
+    u /= np.linalg.norm(u)
+    assert np.max(np.abs(B.T @ u)) == pytest.approx(1.0, abs=1e-8)
+    ws = Workspace(model)
+    for col in B.T:      # each tangent: the projection of q + s u moves it by O(s^2), not O(s)
+        s = 1e-3 * model.length_scale
+        qj = solve_positions(model, q + s * col, 0.0, ws=ws)
+        assert np.linalg.norm(qj - q - s * col) < 0.1 * s
 
 
 def test_redundant_rows_name_the_duplicated_constraint():

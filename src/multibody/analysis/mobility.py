@@ -7,7 +7,8 @@ dof = n - r, redundancy = m + h - r, admissible motions T = Q[:, r:] (eqs 25, 28
 = the rows P put after the first r (their labels name the joint and component).
 
 ``singular``: the rank is lower than at nearby configurations on the constraint manifold. Probed by
-moving along each admissible motion by +-``probe`` * model.length_scale, projecting back onto
+moving along the tangent of each solution branch through q (analysis.branches: the admissible motions
+that satisfy the second-order condition) by +-``probe`` * model.length_scale, projecting back onto
 Phi = 0 (minimum-norm Gauss-Newton) and taking the largest rank found there (``nearby_rank``).
 """
 from __future__ import annotations
@@ -19,8 +20,14 @@ import numpy as np
 from ..assembly import Workspace
 from ..errors import MultibodyError
 from ..kinematics import solve_positions
+from .branches import branch_tangents
 from ..linalg.rank import RankTolerance, pivoted_qr
 from ..model.system import Model
+
+
+#: a probe along a branch tangent is moved by the projection O(probe^2 L); more than this fraction of the
+#: probe means it left the branch (an O(probe) correction)
+PROBE_CURVATURE = 0.1
 
 
 @dataclass(frozen=True)
@@ -61,16 +68,21 @@ def rank_at(model: Model, q: np.ndarray, t: float = 0.0, *, ws: Workspace | None
 
 def nearby_rank(model: Model, q: np.ndarray, T: np.ndarray, t: float = 0.0, *, probe: float = 1e-3,
                 ws: Workspace | None = None, tol: RankTolerance = RankTolerance()) -> int:
-    """Largest rank at the configurations q +- probe * L * T_j projected onto Phi = 0."""
+    """Largest rank at the configurations q +- probe * L * u projected onto Phi = 0, u the tangents of the
+    solution branches through q (analysis.branches: combinations of the admissible motions T that satisfy
+    the second-order condition; an arbitrary admissible motion can lead off every branch). A probe whose
+    projection moves it by more than PROBE_CURVATURE * probe * L is not on the branch and is skipped."""
     ws = ws or Workspace(model)
     best = 0
-    for col in T.T:
+    for col in branch_tangents(model, q, T, t, ws=ws, tol=tol).T:
         for sign in (1.0, -1.0):
+            step = sign * probe * model.length_scale * col
             try:
-                qj = solve_positions(model, q + sign * probe * model.length_scale * col, t, ws=ws)
+                qj = solve_positions(model, q + step, t, ws=ws)
             except MultibodyError:
                 continue
-            best = max(best, rank_at(model, qj, t, ws=ws, tol=tol).rank)
+            if np.linalg.norm(qj - q - step) <= PROBE_CURVATURE * np.linalg.norm(step):
+                best = max(best, rank_at(model, qj, t, ws=ws, tol=tol).rank)
     return best
 
 
