@@ -16,6 +16,19 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 
+#: modules whose numbers pass singular configurations or depend on rank decisions near them; marked
+#: ``singular`` so that CI re-runs them under other BLAS kernels (.ci/run: OPENBLAS_CORETYPE=Prescott and
+#: Haswell): a branch that depends on the kernel's summation order is a bug (issue 12)
+SINGULAR_MODULES = {"test_analysis", "test_closing", "test_dynamics", "test_fast", "test_fast_step",
+                    "test_nullspace", "test_partitioning", "test_singular_tolerance", "test_sparse"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.module.__name__.rpartition(".")[2] in SINGULAR_MODULES:
+            item.add_marker(pytest.mark.singular)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261122)
