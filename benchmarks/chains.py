@@ -84,7 +84,7 @@ def run(model, t_end: float, options: RunOptions, time_limit: float) -> dict:
     setup = time.perf_counter() - t0
     t1 = time.perf_counter()
     while rk.t < t_end and time.perf_counter() - t1 < time_limit:
-        step, y_new = advance(model, form, rk)
+        step, y_new, _ = advance(model, form, rk)
         if y_new is not None:
             rk.reset(step.t, y_new)
     wall = time.perf_counter() - t1

@@ -47,8 +47,8 @@ def second_order_forms(model: Model, q: np.ndarray, T: np.ndarray, W: np.ndarray
     d = T.shape[1]
     H = np.empty((W.shape[1], d, d))
     for a in range(d):
-        Ap = ws.velocity_constraints(t, q + e * T[:, a], zero)[1]
-        Am = ws.velocity_constraints(t, q - e * T[:, a], zero)[1]
+        Ap = ws.velocity_constraints(t, q + e * T[:, a], zero)[1][: ws.m]      # holonomic rows only
+        Am = ws.velocity_constraints(t, q - e * T[:, a], zero)[1][: ws.m]
         H[:, a, :] = W.T @ ((Ap - Am) @ T) / (2 * e)
     return 0.5 * (H + H.transpose(0, 2, 1))
 

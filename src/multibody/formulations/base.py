@@ -71,10 +71,6 @@ class Formulation:
     def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
         return None
 
-    #: True when ``after_step`` only projects y onto the constraints (same coordinates before and after):
-    #: the run then stops if a projection moves the state far beyond the local error (simulation.step_watch)
-    projects_state = False
-
     #: optional ``(t, y, err) -> err`` applied to the integrator's local error estimate (e.g. the
     #: tangent-space part for a projection method); None measures the whole error
     error_filter = None

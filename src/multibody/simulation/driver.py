@@ -79,7 +79,8 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
                 counts[id(e)] += 1
             model, v, entry = apply_events(model, due, t, q, v, transition)
             log.append(entry)
-            form = watch.form = make_formulation(formulation, model, **form_opts)
+            form = make_formulation(formulation, model, **form_opts)
+            watch.restart(form)
             if t >= t_end - eps_t:      # an event at the end: record the state after the jump
                 rec = Recorder(model, form, options.output_interval)
                 rec.record(t, form.initial_state(t, q, v), force=True)
@@ -106,8 +107,8 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
     g_old = [e.condition(t0, *form.split(t0, y)) for e in active]
     wall = time.perf_counter()
     while stepper.t < t_stop:
-        step, y_new = advance(model, form, stepper)
-        watch.accepted(step, y_new, at_stop=step.t >= t_stop)
+        step, y_new, before = advance(model, form, stepper)
+        watch.accepted(step, y_new, at_stop=step.t >= t_stop, before=before)
         if active:
             y_end = step.y if y_new is None else y_new
             g_new = [e.condition(step.t, *form.split(step.t, y_end)) for e in active]
@@ -125,11 +126,17 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
 
 
 def advance(model: Model, form: Formulation, stepper):
-    """One accepted step and the formulation's after-step action: (Step, new y or None). A
-    ``constrained`` stepper (generalized-alpha, energy-momentum) keeps Phi = 0 itself and is not projected."""
+    """One accepted step and the formulation's after-step action: (Step, new y or None, the physical state
+    (q, v) before that action or None). A ``constrained`` stepper (generalized-alpha, energy-momentum) keeps
+    Phi = 0 itself and is not projected. The state before is taken before the action because a formulation
+    may change how it reads y there (partitioning switches its independent coordinates)."""
     try:
         step = stepper.step()
-        return step, None if getattr(stepper, "constrained", False) else form.after_step(step.t, step.y)
+        if getattr(stepper, "constrained", False):
+            return step, None, None
+        before = np.concatenate(form.split(step.t, step.y))
+        y_new = form.after_step(step.t, step.y)
+        return step, y_new, None if y_new is None else before
     except IntegrationError as exc:
         hint = getattr(form, "failure_hint", None)     # e.g. Lagrange: near a singular configuration
         raise SimulationError(f"model '{model.name}': {exc}{hint(stepper.t, stepper.y) if hint else ''}") from None

@@ -9,20 +9,25 @@ accepted step and raises :class:`~multibody.errors.SimulationError`, naming the 
   of 7e-15 s at rtol 1e-11 and 1.4e-13 s at rtol 1e-10 under OpenBLAS's Prescott kernel, crank spread
   70 rad). Healthy lagrange runs of benchmarks/singular_matrix.py took steps >= 2.4e-8 s per 10 s (rtol
   1e-12, atol 1e-14: a margin of only 2.4 above the limit; at rtol >= 1e-11 >= 1.5e-7 s).
-- the projection after a step (formulations that declare ``projects_state``) moves the state by more than ``PROJECTION_JUMP`` times the step's error
-  scale atol + rtol |y| (componentwise). Why: the projection removes the local error normal to the
+- the formulation's action after a step (projection, re-basis, coordinate switch) moves the physical state
+  (q, v) = form.split(t, y) by more than ``PROJECTION_JUMP`` times the step's error scale atol + rtol |(q, v)|
+  (componentwise). Why: the projection removes the local error normal to the
   constraints, which the error control keeps below 1e4 error scales (linalg.rank.NORMAL_ERROR_WEIGHT);
   round-off near a singular configuration adds more at atol far below rtol (measured <= 2e6 scales over
   the matrix). A projection onto the other assembly branch turns the velocity by O(|v|): 1.6e10 scales
-  in the run above. 1e8 lies two orders of magnitude from both.
+  in the run above. 1e8 lies two orders of magnitude from both. The nullspace formulation's re-orthogonalised
+  basis T(x) turned the velocity T w by 5e-3 per step near a singular configuration at rtol 1e-12 (2.5e9
+  scales; the run used to end 1.3e-2 m off with exit 0): its state is compared as (q, v), not as (x, w, T).
 
-``summary()`` reports the smallest step, the largest projection jump (in error scales) and their times.
+``summary()`` reports the smallest step, the largest projection jump (in error scales) and their times,
+and the singular configurations crossed (:mod:`.crossings`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import SimulationError
+from .crossings import CrossingMonitor
 
 #: smallest accepted step, as a fraction of t_end - t_start, below which the run stops
 STEP_COLLAPSE_RATIO = 1e-9
@@ -40,11 +45,22 @@ class StepWatch:
         self.form, self.limit, self.rtol, self.atol = form, STEP_COLLAPSE_RATIO * (t_end - t_start), rtol, atol
         self.h_min, self.t_min = np.inf, t_start
         self.jump, self.t_jump = 0.0, t_start
+        self.crossings = CrossingMonitor(form)
 
-    def accepted(self, step, y_new=None, at_stop: bool = False) -> None:
-        if y_new is not None and getattr(self.form, "projects_state", False):
-            scale = self.atol + self.rtol * np.maximum(np.abs(step.y), np.abs(y_new))
-            jump = float(np.max(np.abs(y_new - step.y) / scale))
+    def restart(self, form) -> None:
+        """Watch a new formulation (after an event changed the model)."""
+        self.form = form
+        self.crossings.restart(form)
+
+    def accepted(self, step, y_new=None, at_stop: bool = False, before=None) -> None:
+        """``before``: the physical state (q, v) before the formulation's after-step action (driver.advance;
+        default: read from step.y now)."""
+        if y_new is not None:
+            if before is None:
+                before = np.concatenate(self.form.split(step.t, step.y))
+            after = np.concatenate(self.form.split(step.t, y_new))
+            scale = self.atol + self.rtol * np.maximum(np.abs(before), np.abs(after))
+            jump = float(np.max(np.abs(after - before) / scale))
             if jump > self.jump:
                 self.jump, self.t_jump = jump, step.t
             if jump > PROJECTION_JUMP:
@@ -57,6 +73,7 @@ class StepWatch:
             if h < self.limit:
                 self._fail(step, step.y, f"the step size collapsed to {h:.1e} s (below {STEP_COLLAPSE_RATIO:.0e} "
                                          "of the run): the run cannot vouch for its assembly branch there")
+        self.crossings.accepted(step, step.y if y_new is None else y_new)
 
     def _fail(self, step, y, what: str):
         hint = getattr(self.form, "failure_hint", None)
@@ -66,4 +83,5 @@ class StepWatch:
 
     def summary(self) -> dict:
         return {"min_step": float(self.h_min), "min_step_t": float(self.t_min),
-                "max_projection_jump": float(self.jump), "max_projection_jump_t": float(self.t_jump)}
+                "max_projection_jump": float(self.jump), "max_projection_jump_t": float(self.t_jump),
+                **self.crossings.summary()}
