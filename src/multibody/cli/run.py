@@ -53,6 +53,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
             out, csv_path, plot_dir, as_json, event_specs=()):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
+    from ..fast.warm import cold_start
     from ..formulations.lagrange import Stabilization
     from ..integrate.steppers import STEPPERS
     from ..io.model_source import load_source
@@ -77,9 +78,10 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..simulation.events import parse_event
 
     events = tuple(source.events) + tuple(parse_event(e) for e in event_specs)
-    result = simulate(mdl, t_end=default_t if t_end is None else t_end, formulation=formulation,
-                      options=options, formulation_options=form_opts,
-                      progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
+    with cold_start("background"):     # a cold numba cache: this run on the NumPy path, compile for the next
+        result = simulate(mdl, t_end=default_t if t_end is None else t_end, formulation=formulation,
+                          options=options, formulation_options=form_opts,
+                          progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     out = Path(out or f"{Path(model).stem if Path(model).suffix else model}.h5")
     result.summary["result_file"] = str(result.save(out))
     if csv_path:

@@ -10,6 +10,7 @@ segment starts with a new formulation and stepper on the new model.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -55,12 +56,31 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     dop853, rk4, generalized-alpha, energy-momentum); ``formulation`` the equations
     (:data:`multibody.formulations.registry.FORMULATIONS`). ``events``: :mod:`multibody.simulation.events`
     objects (constraint activation, paper 002) applied with the ``transition`` condition ("lagrangian",
-    "projected", "minimal" or the labelled "naive"); they need a stepper with dense output."""
+    "projected", "minimal" or the labelled "naive"); they need a stepper with dense output.
+
+    BLAS runs on MULTIBODY_BLAS_THREADS threads (default 1) during the run (:func:`blas_threads`), as
+    in the CLI. The summary's ``backend`` says which path computed the right-hand sides: "compiled"
+    (multibody.fast) or "numpy" (the reference path)."""
+    with blas_threads():
+        return _simulate(model, t_end, t_start, formulation, options, formulation_options or {}, progress,
+                         events, transition)
+
+
+def blas_threads():
+    """A threadpoolctl context with MULTIBODY_BLAS_THREADS BLAS threads (default 1): the dense systems of
+    a mechanism are small, and a threaded BLAS on a loaded 2-core machine made a 60 x 60 SVD 14 times
+    slower (issue 13 item 2)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(int(os.environ.get("MULTIBODY_BLAS_THREADS", "1")), user_api="blas")
+
+
+def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, events, transition) -> Result:
+    """simulate() inside the thread limit."""
     spec = check_options(options, t_start, t_end)
     formulation = check_formulation(spec, options.integrator, formulation)
     timed, watched = check_events(events, t_start, t_end, transition, options.integrator, spec.dense_output,
                                   model)
-    form_opts = formulation_options or {}
     form = make_formulation(formulation, model, **form_opts)
     q, v = consistent_state(model, t_start, ws=form.ws)
     t, segments, log, counts = t_start, [], [], {id(e): 0 for e in watched}
@@ -87,7 +107,8 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
                 break
     generic = {"model": segments[0].model.name, "formulation": formulation, "integrator": options.integrator,
                "rtol": options.rtol, "atol": options.atol, "step": options.step, "t_end": t_end,
-               "wall_time_s": sum(s.wall for s in segments), **watch.summary()}
+               "wall_time_s": sum(s.wall for s in segments), **watch.summary(),
+               "backend": "compiled" if any(getattr(s.form, "fast_rhs", None) for s in segments) else "numpy"}
     if events:
         generic["transition"] = transition
     return assemble_result(segments, log, events=bool(events), summary=generic)
