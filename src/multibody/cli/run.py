@@ -27,6 +27,11 @@ from .summary import human_summary
 @click.option("--output-interval", type=float, default=0.0, show_default=True,
               help="Store at most one state per interval [s] in the result (0: every accepted step); "
                    "the first and last states and events are always stored.")
+@click.option("--output-times", default="", metavar="T1,T2,...",
+              help="Store the series at exactly these times [s] (sampled from the dense output; events "
+                   "are still stored).")
+@click.option("--output-step", type=float, default=0.0, metavar="DT",
+              help="Store the series at t_start, t_start + DT, ... (dense output; events still stored).")
 @click.option("--formulation", default="lagrange", show_default=True, help="Equations of motion.")
 @click.option("--stabilization", type=click.Choice(["projection", "baumgarte", "none"]), default="projection",
               show_default=True, help="Constraint stabilisation of the lagrange formulation.")
@@ -49,7 +54,8 @@ from .summary import human_summary
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG figures into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, formulation, stabilization, transition, basis, eliminate,
+def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
+            formulation, stabilization, transition, basis, eliminate,
             out, csv_path, plot_dir, as_json, event_specs=()):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
@@ -65,7 +71,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         source.settings, integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
         formulation=formulation)
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
-                         rho_inf=rho_inf)
+                         rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
     form_opts = ({"stabilization": Stabilization(stabilization)}
                  if formulation in ("lagrange", "projection") and continuous else {})
@@ -101,3 +107,14 @@ def suggested(settings: dict, **given):
         from_default = ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT
         out.append(settings[name] if from_default and name in settings else value)
     return out
+
+
+def _times(text: str) -> tuple:
+    """--output-times "0,0.1,0.25" -> (0.0, 0.1, 0.25); a clear error naming a bad entry."""
+    out = []
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        try:
+            out.append(float(item))
+        except ValueError:
+            raise MultibodyError(f"--output-times: '{item}' is not a number.") from None
+    return tuple(out)

@@ -25,7 +25,7 @@ from ..model.system import Model
 from ..results.result import Result
 from .assemble import assemble_result
 from .events import SIMULTANEOUS_RTOL, apply_events, check_events, locate
-from .options import RunOptions, check_formulation, check_options  # noqa: F401  (RunOptions: public here)
+from .options import RunOptions, check_formulation, check_options, output_grid  # noqa: F401  (RunOptions: public here)
 from .progress import Progress
 from .recorder import Recorder
 from .step_watch import StepWatch
@@ -79,6 +79,7 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
     """simulate() inside the thread limit."""
     spec = check_options(options, t_start, t_end)
     formulation = check_formulation(spec, options.integrator, formulation)
+    times = output_grid(options, spec, t_start, t_end)
     timed, watched = check_events(events, t_start, t_end, transition, options.integrator, spec.dense_output,
                                   model)
     form = make_formulation(formulation, model, **form_opts)
@@ -89,7 +90,8 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
     with Progress(progress, t_start, t_end) as bar:
         while True:
             t_stop = min([e.t for e in timed if e.t > t + eps_t] + [t_end])
-            seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar)
+            seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar,
+                           times=times, after_event=bool(segments))
             segments.append(seg)
             t, (q, v) = seg.t, form.split(seg.t, seg.y)
             due = [e for e in timed if abs(e.t - t) <= eps_t] + seg.fired
@@ -114,15 +116,17 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
     return assemble_result(segments, log, events=bool(events), summary=generic)
 
 
-def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watch, bar) -> Segment:
-    """Integrate from t0 to t_stop or to the first state event (located on the dense output)."""
+def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watch, bar, *, times=None,
+             after_event=False) -> Segment:
+    """Integrate from t0 to t_stop or to the first state event (located on the dense output); ``times``:
+    the output times (None: accepted steps); ``after_event``: t0 is the state after an event's jump."""
     y = form.initial_state(t0, q, v)
     try:
         stepper = spec.make(form, t0, y, t_stop, options)
     except IntegrationError as exc:
         raise SimulationError(f"model '{model.name}': {exc}") from None
-    rec = Recorder(model, form, options.output_interval, stepper)
-    rec.record(t0, y, force=True)
+    rec = Recorder(model, form, options.output_interval, stepper, times)
+    rec.start(t0, y, after_event=after_event)
     active = [e for e in watched if counts[id(e)] < e.max_count]
     g_old = [e.condition(t0, *form.split(t0, y)) for e in active]
     wall = time.perf_counter()
@@ -140,7 +144,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
             g_old = g_new
         if y_new is not None:
             stepper.reset(step.t, y_new)
-        rec.record(stepper.t, stepper.y, force=stepper.t >= t_stop)
+        rec.after_step(step, stepper.t, stepper.y, final=stepper.t >= t_stop)
         bar.update(stepper.t)
     return Segment(model, form, rec, stepper, stepper.t, stepper.y, [], time.perf_counter() - wall)
 
