@@ -56,3 +56,17 @@ def test_cli_output_times(tmp_path):
     assert Result.load(out).t.tolist() == [0.0, 0.25, 0.5, 1.0]
     bad = CliRunner().invoke(main, ["run", "slider-crank", "--output-times", "0,x"])
     assert bad.exit_code == 2 and "'x' is not a number" in bad.output
+
+
+def test_pendulum_small_angle_between_the_steps():
+    """Point-mass pendulum (paper 000 eq. 29) released from rest at eps = 0.01 rad from the vertical:
+    x(t) = l sin(theta), theta = eps cos(sqrt(g/l) t) + O(eps^3) (the period grows by eps^2/16)."""
+    from multibody.models.pendulums import G, pendulum
+
+    eps, length = 0.01, 1.0
+    r = simulate(pendulum(angle=-np.pi / 2 + eps, length=length), t_end=2.0,
+                 options=RunOptions(rtol=1e-10, atol=1e-12, output_step=0.05))
+    assert np.allclose(r.t, 0.05 * np.arange(41), rtol=0, atol=1e-15)
+    x = length * np.sin(eps * np.cos(np.sqrt(G / length) * r.t))
+    # |error| <= eps^3 terms: amplitude (eps^3/6 ~ 2e-7) and phase (omega t eps^2/16 * eps ~ 4e-8)
+    assert np.max(np.abs(r.column("q", "x") - x)) < 1e-6
