@@ -20,6 +20,7 @@ import numpy as np
 
 from ..assembly import Workspace, kinetic_energy
 from ..linalg.rank import pivoted_qr
+from ..results.hdf5 import coordinate_units, rate_units
 from ..results.result import Result, Series
 from ..linalg.projectors import independent_coordinates, orthogonal_complement
 
@@ -115,7 +116,10 @@ def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
     t = np.concatenate([np.array(s.rec.t) for s in segments])
     arr = {key: np.vstack([np.array(s.rec.rows[key]).reshape(len(s.rec.t), -1) for s in segments])
            for key in rec0.rows if key != "multipliers"}
-    series = {key: Series(arr[key], names, description=DESCRIPTIONS[key]) for key in ("q", "v", "a") if key in arr}
+    units = coordinate_units(names)
+    units = {"q": units, "v": rate_units(units, 1), "a": rate_units(units, 2)}
+    series = {key: Series(arr[key], names, description=DESCRIPTIONS[key], column_units=units[key])
+              for key in ("q", "v", "a") if key in arr}
     series["energy"] = Series(arr["energy"], ("kinetic", "potential", "total"), "J")
     series["violation"] = Series(arr["violation"], ("position", "velocity"), description=DESCRIPTIONS["violation"])
     if "multipliers" in rec0.rows:
