@@ -10,6 +10,9 @@ import click
 from ..errors import MultibodyError
 from .summary import human_summary
 
+#: intervals of the evenly spaced states a run with --plot stores (when no output option is given)
+PLOT_STATES = 500
+
 
 @click.command("run")
 @click.argument("model")
@@ -52,7 +55,9 @@ from .summary import human_summary
               help="Result file (HDF5; default MODEL.h5 in the current directory).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also export CSV.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
-              help="Write PNG figures into this directory.")
+              help="Write PNG figures into this directory. Without --output-times/--output-step/"
+                   "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
+                   "curves are smooth, when the integrator has a dense output.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
@@ -70,6 +75,10 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     integrator, rtol, atol, step, output_interval, formulation = suggested(
         source.settings, integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
         formulation=formulation)
+    t_end = default_t if t_end is None else t_end
+    if plot_dir and not (output_times or output_step or output_interval) and \
+            STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:
+        output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
                          rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
@@ -85,7 +94,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
 
     events = tuple(source.events) + tuple(parse_event(e) for e in event_specs)
     with cold_start("background"):     # a cold numba cache: this run on the NumPy path, compile for the next
-        result = simulate(mdl, t_end=default_t if t_end is None else t_end, formulation=formulation,
+        result = simulate(mdl, t_end=t_end, formulation=formulation,
                           options=options, formulation_options=form_opts,
                           progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     out = Path(out or f"{Path(model).stem if Path(model).suffix else model}.h5")
