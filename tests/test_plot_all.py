@@ -24,6 +24,7 @@ def figures(monkeypatch):
         return save(fig, path)
 
     monkeypatch.setattr(common, "_save", check)
+    monkeypatch.setattr("multibody.cli.run.PLOT_STATES", 40)     # fewer stored states: a fast test
     for module in ("standard", "spatial", "topology", "physical", "admissible", "nullspace"):
         mod = __import__(f"multibody.plot.{module}", fromlist=["_save"])
         if hasattr(mod, "_save"):
@@ -33,7 +34,7 @@ def figures(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_plot_every_model(name, tmp_path, figures):
-    t_end = min(MODELS[name].t_end, 0.3)
+    t_end = min(MODELS[name].t_end, 0.05)
     res = CliRunner().invoke(main, ["run", name, "--t-end", str(t_end), "--plot", str(tmp_path / "fig"),
                                     "--out", str(tmp_path / "r.h5")])
     assert res.exit_code == 0, res.output
