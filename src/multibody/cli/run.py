@@ -8,8 +8,13 @@ from pathlib import Path
 import click
 
 from ..errors import MultibodyError
+from ..formulations.registry import FORMULATIONS
+from ..integrate.steppers import STEPPERS
 from .summary import human_summary
 
+#: the continuous formulations and the discrete ones of the energy-momentum stepper (paper 004)
+FORMULATION_CHOICES = list(dict.fromkeys([*FORMULATIONS, *(f for s in STEPPERS.values() if s.discrete
+                                                           for f in s.formulations)]))
 #: intervals of the evenly spaced states a run with --plot stores (when no output option is given)
 PLOT_STATES = 500
 
@@ -19,7 +24,7 @@ PLOT_STATES = 500
 @click.option("--t-end", type=float, default=None, help="End time [s] (default: the model's).")
 @click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance.")
 @click.option("--atol", type=float, default=1e-8, show_default=True, help="Absolute tolerance.")
-@click.option("--integrator", default="dopri5", show_default=True,
+@click.option("--integrator", type=click.Choice(list(STEPPERS)), default="dopri5", show_default=True,
               help="dopri5 (Dormand-Prince 5(4)), dop853 (8(5,3)), rk4 (fixed step, needs --step), "
                    "generalized-alpha (implicit, index-3 with sparse Newton, for stiff and large models; --step, "
                    "--rho-inf) or energy-momentum (spatial models, paper 004; --step, --formulation "
@@ -35,7 +40,8 @@ PLOT_STATES = 500
                    "are still stored).")
 @click.option("--output-step", type=float, default=0.0, metavar="DT",
               help="Store the series at t_start, t_start + DT, ... (dense output; events still stored).")
-@click.option("--formulation", default="lagrange", show_default=True, help="Equations of motion.")
+@click.option("--formulation", type=click.Choice(FORMULATION_CHOICES), default="lagrange", show_default=True,
+              help="Equations of motion.")
 @click.option("--stabilization", type=click.Choice(["projection", "baumgarte", "none"]), default="projection",
               show_default=True, help="Constraint stabilisation of the lagrange formulation.")
 @click.option("--event", "event_specs", multiple=True, metavar="KIND@T:WHAT",
@@ -66,7 +72,6 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     build()); a model file's [simulation] table suggests the options not given here."""
     from ..fast.warm import cold_start
     from ..formulations.lagrange import Stabilization
-    from ..integrate.steppers import STEPPERS
     from ..io.model_source import load_source
     from ..simulation.driver import RunOptions, simulate
 
