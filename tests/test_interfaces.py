@@ -45,3 +45,20 @@ def test_choices_listed_in_help():
     out = CliRunner().invoke(main, ["run", "--help"]).output
     assert "[rk4|dopri5|dop853|generalized-alpha|energy-momentum]" in out
     assert "lagrange|nullspace" in out and "constrained|reduced" in out
+
+
+def test_energy_drift_labelled_for_nonconservative_models():
+    """A driven model's energy changes by the drivers' work (slider-crank at constant crank rate), a
+    damped one loses energy: their change is not an error; the pendulum's gravity, given as a force with
+    its potential V = m g z, is conservative (f = -grad V)."""
+    from multibody import RunOptions, matrix_system, simulate
+    from multibody.models.linkages import slider_crank
+    from multibody.models.pendulums import pendulum
+
+    driven = simulate(slider_crank(), t_end=0.2).summary
+    assert driven["energy_conserved"] is False and "driven" in driven["energy_note"]
+    assert simulate(pendulum(), t_end=0.2).summary["energy_conserved"] is True
+    damped = matrix_system("damped", ["x"], mass=np.eye(1), forces=lambda q, v, t: -q - 0.5 * v,
+                           potential=lambda q: 0.5 * q[0] ** 2, q0=[1.0])
+    s = simulate(damped, t_end=0.2, options=RunOptions()).summary
+    assert s["energy_conserved"] is False and "forced" in s["energy_note"]

@@ -9,7 +9,9 @@ def human_summary(s: dict) -> str:
              f"  {s.get('backend', 'numpy')} path",
              f"  t_end {s['t_end']:g} s: {s['steps']} steps ({s['rejected_steps']} rejected), "
              f"{s['rhs_evaluations']} right-hand-side evaluations, {s['wall_time_s']:.3g} s wall",
-             f"  energy drift (relative)  {s['energy_drift_rel']:.3e}",
+             (f"  energy drift (relative)  {s['energy_drift_rel']:.3e}" if s.get("energy_conserved", True) else
+              f"  energy change (relative) {s['energy_drift_rel']:.3e}  ({s['energy_note'].split(':')[0]}: "
+              "not an error measure)"),
              f"  max |Phi|                {s['constraint_violation_max']:.3e}",
              f"  max |A v + Phi_t|        {s['velocity_violation_max']:.3e}",
              "  final q  " + ", ".join(f"{n}={x:.6g}" for n, x in zip(s["coordinate_names"], s["final_q"]))]
