@@ -27,13 +27,75 @@ def test_hdf5_round_trip(result, tmp_path):
 
 
 def test_file_is_self_describing(result, tmp_path):
-    """A plain HDF5 reader finds the time axis and the labels without multibody."""
+    """A plain HDF5 reader finds the time axis, the labels (as dimension scales) and the units."""
     path = result.save(tmp_path / "run.h5")
     with h5py.File(path) as h5:
-        assert h5["time"].attrs["unit"] == "s"
-        labels = [str(x) for x in h5["series/q"].attrs["labels"]]
-        assert labels == list(result.coordinate_names)
-        assert h5["series/multipliers"].shape == (len(result.t), len(result.series["multipliers"].labels))
+        assert h5["time"].attrs["units"] == "s"
+        assert [x.decode() for x in h5["coordinate"][()]] == list(result.coordinate_names)
+        assert h5["q"].dims[0][0] == h5["time"] and h5["q"].dims[1][0] == h5["coordinate"]
+        assert h5["multipliers"].shape == (len(result.t), len(result.series["multipliers"].labels))
+        assert h5["energy"].attrs["units"] == "J"
+        units = dict(zip(result.coordinate_names, h5["v"].attrs["column_units"]))
+        assert units["slider.x"] == "m s-1" and units["crank.theta"] == "rad s-1"
+
+
+def test_xarray_opens_the_file(result, tmp_path):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    path = result.save(tmp_path / "run.h5")
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        assert ds.q.dims == ("time", "coordinate")
+        np.testing.assert_array_equal(ds.time.values, result.t)
+        assert list(ds.coordinate.values) == list(result.coordinate_names)
+        np.testing.assert_array_equal(ds.q.sel(coordinate="slider.x").values, result.column("q", "slider.x"))
+        assert ds.energy.attrs["units"] == "J" and ds.time.attrs["units"] == "s"
+    mem = result.to_xarray()
+    np.testing.assert_array_equal(mem.v.sel(coordinate="crank.theta").values, result.column("v", "crank.theta"))
+    df = result.to_dataframe()
+    assert df.index.name == "time" and len(df) == len(result.t)
+    np.testing.assert_array_equal(df["q"]["slider.x"].to_numpy(), result.column("q", "slider.x"))
+
+
+def test_missing_extra_is_named(result, monkeypatch):
+    import sys
+
+    from multibody import MultibodyError
+
+    monkeypatch.setitem(sys.modules, "xarray", None)
+    with pytest.raises(MultibodyError, match=r"multibody\[data\]"):
+        result.to_xarray()
+
+
+def test_repr_is_short(result):
+    assert len(repr(result)) < 1000 and "slider-crank" in repr(result)
+    assert "<table>" in result._repr_html_() and len(result._repr_html_()) < 3000
+
+
+def test_files_follow_the_umask(result, tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        h5, csvp = result.save(tmp_path / "run.h5"), result.to_csv(tmp_path / "run.csv")
+    finally:
+        os.umask(old)
+    assert oct(os.stat(h5).st_mode & 0o777) == oct(0o644) == oct(os.stat(csvp).st_mode & 0o777)
+
+
+def test_version_1_files_still_load(result, tmp_path):
+    """The layout before issue 13: /series/<name> with labels, unit and description attributes."""
+    import json
+
+    path = tmp_path / "old.h5"
+    with h5py.File(path, "w") as h5:
+        h5.attrs["format"], h5.attrs["version"] = "multibody-result", 1
+        h5.attrs["summary"], h5.attrs["events"] = json.dumps({"model": "slider-crank"}), "[]"
+        h5.create_dataset("time", data=result.t).attrs["unit"] = "s"
+        ds = h5.create_group("series").create_dataset("q", data=result.q)
+        ds.attrs["labels"], ds.attrs["unit"], ds.attrs["description"] = list(result.coordinate_names), "", "coordinates"
+    back = Result.load(path)
+    np.testing.assert_array_equal(back.q, result.q)
+    assert back.coordinate_names == result.coordinate_names and back.summary["model"] == "slider-crank"
 
 
 def test_csv_export(result, tmp_path):

@@ -7,12 +7,20 @@ from .kinematics import consistent_state, solve_positions, solve_velocities
 from .linalg.rank import RankTolerance, pivoted_qr
 from .model import Model, ModelBuilder, Motion, matrix_system, serial_chain
 from .results.result import Result, Series
+from .model.director_builder import SpatialModelBuilder
 from .simulation.driver import RunOptions, simulate
+from .simulation.events import lock_at
+
+try:
+    from importlib.metadata import PackageNotFoundError, version as _version
+    __version__ = _version("multibody")
+except PackageNotFoundError:     # running from a source tree that is not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "AssemblyError", "Model", "ModelBuilder", "ModelError", "Motion", "MultibodyError", "Result", "Series",
     "SimulationError", "State", "Terms", "Workspace", "RankTolerance", "consistent_state", "evaluate",
     "matrix_system", "pivoted_qr", "serial_chain", "simulate", "RunOptions", "solve_positions",
-    "solve_velocities",
+    "solve_velocities", "SpatialModelBuilder", "lock_at", "__version__",
 ]
 

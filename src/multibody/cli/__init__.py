@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from .analyze import analyze_cmd
-from .common import ErrorGroup, limit_blas_threads
+from .common import ErrorGroup, clean_messages, limit_blas_threads
 from .criterion import criterion_cmd
 from .export import export_cmd
 from .import_urdf import import_urdf_cmd
@@ -27,6 +27,7 @@ COMMANDS = (models_cmd, run_cmd, analyze_cmd, criterion_cmd, sweep_cmd, reaction
 def main():
     """multibody: dynamics of constrained mechanical systems in redundant coordinates."""
     limit_blas_threads()
+    clean_messages()
 
 
 for _command in COMMANDS:

@@ -8,7 +8,15 @@ from pathlib import Path
 import click
 
 from ..errors import MultibodyError
+from ..formulations.registry import FORMULATIONS
+from ..integrate.steppers import STEPPERS
 from .summary import human_summary
+
+#: the continuous formulations and the discrete ones of the energy-momentum stepper (paper 004)
+FORMULATION_CHOICES = list(dict.fromkeys([*FORMULATIONS, *(f for s in STEPPERS.values() if s.discrete
+                                                           for f in s.formulations)]))
+#: intervals of the evenly spaced states a run with --plot stores (when no output option is given)
+PLOT_STATES = 500
 
 
 @click.command("run")
@@ -16,7 +24,7 @@ from .summary import human_summary
 @click.option("--t-end", type=float, default=None, help="End time [s] (default: the model's).")
 @click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance.")
 @click.option("--atol", type=float, default=1e-8, show_default=True, help="Absolute tolerance.")
-@click.option("--integrator", default="dopri5", show_default=True,
+@click.option("--integrator", type=click.Choice(list(STEPPERS)), default="dopri5", show_default=True,
               help="dopri5 (Dormand-Prince 5(4)), dop853 (8(5,3)), rk4 (fixed step, needs --step), "
                    "generalized-alpha (implicit, index-3 with sparse Newton, for stiff and large models; --step, "
                    "--rho-inf) or energy-momentum (spatial models, paper 004; --step, --formulation "
@@ -27,7 +35,13 @@ from .summary import human_summary
 @click.option("--output-interval", type=float, default=0.0, show_default=True,
               help="Store at most one state per interval [s] in the result (0: every accepted step); "
                    "the first and last states and events are always stored.")
-@click.option("--formulation", default="lagrange", show_default=True, help="Equations of motion.")
+@click.option("--output-times", default="", metavar="T1,T2,...",
+              help="Store the series at exactly these times [s] (sampled from the dense output; events "
+                   "are still stored).")
+@click.option("--output-step", type=float, default=0.0, metavar="DT",
+              help="Store the series at t_start, t_start + DT, ... (dense output; events still stored).")
+@click.option("--formulation", type=click.Choice(FORMULATION_CHOICES), default="lagrange", show_default=True,
+              help="Equations of motion.")
 @click.option("--stabilization", type=click.Choice(["projection", "baumgarte", "none"]), default="projection",
               show_default=True, help="Constraint stabilisation of the lagrange formulation.")
 @click.option("--event", "event_specs", multiple=True, metavar="KIND@T:WHAT",
@@ -47,14 +61,17 @@ from .summary import human_summary
               help="Result file (HDF5; default MODEL.h5 in the current directory).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also export CSV.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
-              help="Write PNG figures into this directory.")
+              help="Write PNG figures into this directory. Without --output-times/--output-step/"
+                   "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
+                   "curves are smooth, when the integrator has a dense output.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, formulation, stabilization, transition, basis, eliminate,
+def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
+            formulation, stabilization, transition, basis, eliminate,
             out, csv_path, plot_dir, as_json, event_specs=()):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
+    from ..fast.warm import cold_start
     from ..formulations.lagrange import Stabilization
-    from ..integrate.steppers import STEPPERS
     from ..io.model_source import load_source
     from ..simulation.driver import RunOptions, simulate
 
@@ -63,8 +80,12 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     integrator, rtol, atol, step, output_interval, formulation = suggested(
         source.settings, integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
         formulation=formulation)
+    t_end = default_t if t_end is None else t_end
+    if plot_dir and not (output_times or output_step or output_interval) and \
+            STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:
+        output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
-                         rho_inf=rho_inf)
+                         rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
     form_opts = ({"stabilization": Stabilization(stabilization)}
                  if formulation in ("lagrange", "projection") and continuous else {})
@@ -77,9 +98,10 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..simulation.events import parse_event
 
     events = tuple(source.events) + tuple(parse_event(e) for e in event_specs)
-    result = simulate(mdl, t_end=default_t if t_end is None else t_end, formulation=formulation,
-                      options=options, formulation_options=form_opts,
-                      progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
+    with cold_start("background"):     # a cold numba cache: this run on the NumPy path, compile for the next
+        result = simulate(mdl, t_end=t_end, formulation=formulation,
+                          options=options, formulation_options=form_opts,
+                          progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     out = Path(out or f"{Path(model).stem if Path(model).suffix else model}.h5")
     result.summary["result_file"] = str(result.save(out))
     if csv_path:
@@ -99,3 +121,14 @@ def suggested(settings: dict, **given):
         from_default = ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT
         out.append(settings[name] if from_default and name in settings else value)
     return out
+
+
+def _times(text: str) -> tuple:
+    """--output-times "0,0.1,0.25" -> (0.0, 0.1, 0.25); a clear error naming a bad entry."""
+    out = []
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        try:
+            out.append(float(item))
+        except ValueError:
+            raise MultibodyError(f"--output-times: '{item}' is not a number.") from None
+    return tuple(out)

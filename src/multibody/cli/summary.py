@@ -3,11 +3,15 @@ from __future__ import annotations
 
 
 def human_summary(s: dict) -> str:
-    lines = [f"model {s['model']}  formulation {s['formulation']}  integrator {s['integrator']}"
-             f" (rtol {s['rtol']:g}, atol {s['atol']:g})",
+    # a fixed step has no error control: rtol/atol do not apply (energy-momentum's Newton tolerance is below)
+    tols = f"step {s['step']:g} s" if s.get("step") is not None else f"rtol {s['rtol']:g}, atol {s['atol']:g}"
+    lines = [f"model {s['model']}  formulation {s['formulation']}  integrator {s['integrator']} ({tols})"
+             f"  {s.get('backend', 'numpy')} path",
              f"  t_end {s['t_end']:g} s: {s['steps']} steps ({s['rejected_steps']} rejected), "
              f"{s['rhs_evaluations']} right-hand-side evaluations, {s['wall_time_s']:.3g} s wall",
-             f"  energy drift (relative)  {s['energy_drift_rel']:.3e}",
+             (f"  energy drift (relative)  {s['energy_drift_rel']:.3e}" if s.get("energy_conserved", True) else
+              f"  energy change (relative) {s['energy_drift_rel']:.3e}  ({s['energy_note'].split(':')[0]}: "
+              "not an error measure)"),
              f"  max |Phi|                {s['constraint_violation_max']:.3e}",
              f"  max |A v + Phi_t|        {s['velocity_violation_max']:.3e}",
              "  final q  " + ", ".join(f"{n}={x:.6g}" for n, x in zip(s["coordinate_names"], s["final_q"]))]

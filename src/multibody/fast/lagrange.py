@@ -153,4 +153,6 @@ def fast_lagrange_rhs(formulation, fast: bool = True):
     ``fast`` is False, numba is not installed or the model is not supported (see :func:`supported`)."""
     if not fast or not numba_available() or supported(formulation) is not None:
         return None
-    return FastLagrangeRhs(formulation)
+    from .warm import use_compiled     # a cold numba cache: notice, or the NumPy path for this run
+
+    return FastLagrangeRhs(formulation) if use_compiled() else None

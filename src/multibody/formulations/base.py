@@ -71,6 +71,10 @@ class Formulation:
     def after_step(self, t: float, y: np.ndarray) -> np.ndarray | None:
         return None
 
+    #: True when y = [q, v] and ``after_step`` only projects it onto the constraints: states sampled from the
+    #: dense output (output times, simulation.recorder) are then projected the same way
+    projects_state = False
+
     #: optional ``(t, y, err) -> err`` applied to the integrator's local error estimate (e.g. the
     #: tangent-space part for a projection method); None measures the whole error
     error_filter = None

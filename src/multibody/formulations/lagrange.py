@@ -87,6 +87,7 @@ class Lagrange(Formulation):
 
     name = "lagrange"
     supports_nonholonomic = True
+    projects_state = True
 
     def __init__(self, model, *, stabilization: Stabilization = Stabilization(), eliminate=(), choose_rows=None,
                  regularization: Regularization = LAGRANGE_REGULARIZATION,

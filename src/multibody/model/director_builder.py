@@ -8,7 +8,7 @@ Runge-Kutta method) runs it unchanged; the energy-momentum integrator reads the 
 the groups.
 
 Joints are given at the initial configuration in global terms (joint point, axis); the builder turns
-them into body-frame components (eqs 79, 96, 97). ``body1`` may be None (the ground); ``body2`` is the
+them into body-frame components (eqs 79, 96, 97). ``body1`` may be None or "ground"; ``body2`` is the
 child in the kinematic tree that the reduced energy-momentum scheme walks from the ground or from a
 free root body, so list joints parent -> child.
 """
@@ -58,6 +58,8 @@ class SpatialModelBuilder:
         outline: global points at the initial configuration, drawn by the 3-D figures."""
         if any(b["name"] == name for b in self.bodies):
             raise ModelError(f"model '{self.name}': a body named '{name}' exists already.")
+        if name == "ground":
+            raise ModelError(f"model '{self.name}': 'ground' names the fixed frame; call the body otherwise.")
         if not (np.isfinite(mass) and mass > 0):
             raise ModelError(f"body '{name}': the mass must be positive, got {mass}.")
         J = np.asarray(inertia, dtype=float)
@@ -82,7 +84,7 @@ class SpatialModelBuilder:
         return name
 
     def _index(self, body, where):
-        if body is None:
+        if body is None or body == "ground":      # "ground" as in the planar ModelBuilder
             return -1
         for i, b in enumerate(self.bodies):
             if b["name"] == body:
@@ -91,7 +93,7 @@ class SpatialModelBuilder:
                          f"{', '.join(b['name'] for b in self.bodies) or 'none'}).")
 
     def joint(self, kind, name, body1, body2, *, point, point2=None, axis=(0, 0, 1)):
-        """A lower pair of kind S, R, C, P or E (Sect. 4.5) between body1 (None: ground) and body2,
+        """A lower pair of kind S, R, C, P or E (Sect. 4.5) between body1 (None or "ground") and body2,
         at the global point (point2: the child's point when it differs, C/P/E pairs), axis n^1."""
         if kind not in PAIR_ROWS:
             raise ModelError(f"joint '{name}': unknown pair kind '{kind}' (S, R, C, P, E).")

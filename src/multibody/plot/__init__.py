@@ -9,7 +9,8 @@ from pathlib import Path
 
 def run_figures(result, model, directory, options) -> list[Path]:
     """The standard figures of a run plus those of its kind: events (topology changes), spatial
-    conservation (results with a linear/angular ``momentum`` series), the nullspace basis."""
+    conservation (results with a linear/angular ``momentum`` series px..Lz, the energy-momentum
+    stepper's; a run with events has generalized momenta under that name, drawn by the topology figures), the nullspace basis."""
     from .standard import standard_figures
 
     paths = list(standard_figures(result, model, directory))
@@ -17,7 +18,7 @@ def run_figures(result, model, directory, options) -> list[Path]:
         from .topology import topology_figures
 
         paths += topology_figures(result, directory)
-    if "momentum" in result.series:
+    if "momentum" in result.series and result.series["momentum"].labels[3:] == ("Lx", "Ly", "Lz"):
         from .spatial import spatial_figures
 
         paths += spatial_figures(result, model, directory)

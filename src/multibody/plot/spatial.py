@@ -25,13 +25,13 @@ def conservation(result: Result, path: Path) -> Path:
     axes[0, 0].plot(t, e[:, 0], lw=0.8, label="kinetic")
     axes[0, 0].plot(t, e[:, 1], lw=0.8, label="potential")
     axes[0, 0].set_ylabel("energy [J]")
-    for i, lab in enumerate(("L1", "L2", "L3")):
+    for i, lab in enumerate(("Lx", "Ly", "Lz")):
         axes[0, 1].plot(t, mom[:, 3 + i], label=lab)
         axes[1, 1].plot(t, mom[:, 3 + i] - mom[0, 3 + i], label=lab)
-    axes[0, 1].set_ylabel("angular momentum about O")
+    axes[0, 1].set_ylabel("angular momentum about O [kg m^2/s]")
     axes[1, 0].plot(t, (e[:, 2] - e[0, 2]) / max(np.max(np.abs(e[:, :2])), np.finfo(float).tiny))
     axes[1, 0].set_ylabel("(E - E0) / max(|T|, |V|)")
-    axes[1, 1].set_ylabel("L_i - L_i(0)")
+    axes[1, 1].set_ylabel("L_i - L_i(0) [kg m^2/s]")
     for ax in axes.ravel():
         ax.grid(alpha=0.3)
     for ax in (axes[0, 0], axes[0, 1], axes[1, 1]):

@@ -5,27 +5,44 @@ from pathlib import Path
 
 import numpy as np
 
+from ..results.hdf5 import coordinate_units
 from ..results.result import Result
 from .common import _pyplot, _save
 
 
+#: (unit of q, axis label of q, axis label of v) per coordinate unit (results.hdf5.coordinate_units)
+_GROUPS = {"m": ("positions [m]", "velocities [m/s]"), "rad": ("angles [rad]", "angular rates [rad/s]"),
+           "1": ("director components [-]", "director rates [1/s]"),
+           "": ("coordinates (model units)", "coordinate rates (model units / s)")}
+#: line styles cycled with the colours so that coincident curves stay visible (dashes over solid)
+_STYLES = [dict(ls="-", lw=1.6), dict(ls="--", lw=1.3), dict(ls=":", lw=1.6), dict(ls="-.", lw=1.1)]
+
+
+def _style(i: int) -> dict:
+    return dict(color=f"C{i % 10}", **_STYLES[(i // 10 + i) % len(_STYLES)])
+
+
+def legend_outside(ax, **kw) -> None:
+    """The legend to the right of the axes, never over the curves."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=7, **kw)
+
+
 def trajectories(result: Result, path: Path) -> Path:
-    """Coordinates and velocities over time, one line per coordinate (angles and lengths apart)."""
+    """Coordinates and velocities over time, one panel column per kind of coordinate (lengths, angles,
+    director components; units from the coordinate names, results.hdf5.coordinate_units)."""
     plt = _pyplot()
     names = result.coordinate_names
-    # lengths are the coordinates named x, y, z (or body.x, ...); everything else is drawn as an angle
-    angle = np.array([n.rpartition(".")[2] not in ("x", "y", "z") for n in names])
-    groups = [("positions [m]", ~angle), ("angles [rad]", angle)]
-    groups = [(lab, mask) for lab, mask in groups if mask.any()]
-    fig, axes = plt.subplots(2, len(groups), figsize=(6 * len(groups), 6.5), squeeze=False, sharex=True)
-    for col, (label, mask) in enumerate(groups):
-        for row, (key, suffix) in enumerate((("q", ""), ("v", " rate [1/s]" if "angle" in label else ""))):
+    units = np.array(coordinate_units(names))
+    groups = [(u, units == u) for u in _GROUPS if np.any(units == u)]
+    fig, axes = plt.subplots(2, len(groups), figsize=(5.2 * len(groups) + 1.8, 6.5), squeeze=False, sharex=True)
+    for col, (unit, mask) in enumerate(groups):
+        for row, key in enumerate(("q", "v")):
             ax = axes[row, col]
-            for i in np.flatnonzero(mask):
-                ax.plot(result.t, result[key][:, i], lw=1, label=names[i])
-            ax.set_ylabel(label if key == "q" else (label.split(" [")[0] + " rates"))
+            for j, i in enumerate(np.flatnonzero(mask)):
+                ax.plot(result.t, result[key][:, i], label=names[i], **_style(j))
+            ax.set_ylabel(_GROUPS[unit][row])
             ax.grid(alpha=0.3)
-        axes[0, col].legend(fontsize=7, ncol=3)
+        legend_outside(axes[0, col], ncol=1 if mask.sum() <= 12 else 2)
         axes[1, col].set_xlabel("t [s]")
     fig.suptitle(f"{result.summary.get('model', '')}: coordinates and velocities")
     return _save(fig, path)
@@ -33,43 +50,78 @@ def trajectories(result: Result, path: Path) -> Path:
 
 def energy(result: Result, path: Path) -> Path:
     plt = _pyplot()
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
     e = result["energy"]
     for i, lab in enumerate(result.series["energy"].labels):
-        ax1.plot(result.t, e[:, i], label=lab)
+        ax1.plot(result.t, e[:, i], label=lab, **_style(i))
     ax1.set_ylabel("energy [J]")
-    ax1.legend()
+    legend_outside(ax1)
     ax1.grid(alpha=0.3)
     ax2.plot(result.t, e[:, 2] - e[0, 2])
     ax2.set_ylabel("E(t) - E(0) [J]")
     ax2.set_xlabel("t [s]")
     ax2.grid(alpha=0.3)
+    _mark_events(ax1, result)
+    _mark_events(ax2, result)
     fig.suptitle(f"{result.summary.get('model', '')}: energy")
     return _save(fig, path)
 
 
+def _mark_events(ax, result) -> None:
+    for e in result.events:
+        ax.axvline(e["t"], color="0.5", lw=0.8, ls=":")
+
+
+#: values below this are round-off (or exact zeros): drawn on this line, not as spikes down to 1e-40
+ROUND_OFF_FLOOR = 1e-17
+
+
 def violation(result: Result, path: Path) -> Path:
+    """max |Phi| and max |A v + Phi_t| on a log axis, one marker per stored state; values below
+    ROUND_OFF_FLOOR (round-off, an assembled state, a kinematic system) sit on that line, and an
+    all-zero series is named instead of drawn."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
-    floor = 1e-18   # exact zeros (e.g. the assembled initial state) drawn at this floor, below round-off
+    fig, ax = plt.subplots(figsize=(8, 4))
+    zero = []
     for i, lab in enumerate(result.series["violation"].labels):
-        ax.semilogy(result.t, np.maximum(result["violation"][:, i], floor), label=f"{lab} level")
+        y = result["violation"][:, i]
+        if not np.any(y > 0):
+            zero.append(lab)
+            continue
+        ax.semilogy(result.t, np.maximum(y, ROUND_OFF_FLOOR), ls="none", marker="o^"[i % 2], ms=3, alpha=0.7,
+                    color=f"C{i}", label=lab)
+    ax.axhline(ROUND_OFF_FLOOR, color="0.5", lw=0.8, ls="--", label=f"below {ROUND_OFF_FLOOR:g}: drawn here")
+    ax.set_ylim(bottom=ROUND_OFF_FLOOR / 3)
+    if zero:
+        ax.text(0.02, 0.9, f"identically zero: {', '.join(zero)}", transform=ax.transAxes, fontsize=8)
     ax.set_xlabel("t [s]")
-    ax.set_ylabel("max constraint violation")
-    ax.legend()
+    ax.set_ylabel("max |residual| (length or rate units)")
+    legend_outside(ax)
+    _mark_events(ax, result)
     ax.grid(alpha=0.3, which="both")
-    ax.set_title(f"{result.summary.get('model', '')}: |Phi| and |A v + Phi_t| after each step")
+    ax.set_title(f"{result.summary.get('model', '')}: |Phi| (position) and |A v + Phi_t| (velocity) at the "
+                 "stored states", fontsize=9)
     return _save(fig, path)
 
 
+def ground_points(model) -> np.ndarray:
+    """(k, 2) positions of the joints to ground (pivots; for a ground marker the local vector is its global
+    position, model.markers)."""
+    from ..model.constraints import Coincident
+
+    pts = [ms.local[ms.cols[:, 0] == model.n] for g in model.constraints if isinstance(g, Coincident)
+           for ms in (g.pi, g.pj) if not ms.is_vector]
+    return np.unique(np.vstack(pts), axis=0) if pts else np.zeros((0, 2))
+
+
 def snapshots(result: Result, model, path: Path, count: int = 8) -> Path | None:
-    """The mechanism drawn at ``count`` instants (bodies by their outlines)."""
+    """The mechanism drawn at ``count`` instants (bodies by their outlines), pivots to ground as triangles."""
     if not model.bodies:
         return None
     from ..linalg.rotations import rotate
 
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 6))
+    fig, ax = plt.subplots(figsize=(8, 6))
     idx = np.linspace(0, len(result.t) - 1, count).astype(int)
     colors = plt.cm.viridis(np.linspace(0, 1, count))
     for c, k in zip(colors, idx):
@@ -80,8 +132,13 @@ def snapshots(result: Result, model, path: Path, count: int = 8) -> Path | None:
             pts = np.array([x, y]) + rotate(np.full(len(b.outline), th), b.outline)
             ax.plot(pts[:, 0], pts[:, 1], "-o", color=c, ms=2, lw=2 if len(pts) > 1 else 0)
         ax.plot([], [], color=c, label=f"t = {result.t[k]:.3g} s")
+    piv = ground_points(model)
+    if len(piv):
+        ax.plot(piv[:, 0], piv[:, 1], "k^", ms=9, mfc="0.7", label="pivot (ground)", zorder=5)
     ax.set_aspect("equal")
-    ax.legend(fontsize=7)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    legend_outside(ax)
     ax.grid(alpha=0.3)
     ax.set_title(f"{result.summary.get('model', '')}: snapshots")
     return _save(fig, path)

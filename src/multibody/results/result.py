@@ -1,20 +1,17 @@
 """Result: one labelled container for everything a run produced; saved as self-describing HDF5.
 
-File layout (open with h5py, h5dump, HDFView, pandas/xarray via h5py)::
-
-    /time                   (k,)     seconds
-    /series/<name>          (k, c)   attrs: labels (c strings), unit, description
-    attrs: summary (JSON), events (JSON), format = "multibody-result", version
+File layout: :mod:`multibody.results.hdf5` (netCDF-4 compatible: xarray with engine h5netcdf sees a
+``time`` coordinate, label coordinates and CF ``units``); :meth:`Result.to_xarray` and
+:meth:`Result.to_dataframe` give the same in memory (optional extra ``data``: xarray, pandas, h5netcdf).
 
 Series written by every run: q, v, a (accelerations), multipliers, energy (kinetic, potential,
 total), violation (position, velocity). Formulations add their own (rank, R diagonal, ...).
 Saving writes a temporary file next to the target and renames it: a failed or interrupted save
-never leaves half a result over a good one.
+never leaves half a result over a good one. Files get the permissions of the umask (like open()).
 """
 from __future__ import annotations
 
 import csv
-import json
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -23,19 +20,21 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MultibodyError
+from . import hdf5
 
 FORMAT = "multibody-result"
-VERSION = 1
+VERSION = hdf5.VERSION
 
 
 @dataclass(frozen=True)
 class Series:
-    """data (k, c) with one label per column."""
+    """data (k, c) with one label per column; ``unit`` (all columns) or ``column_units`` (one per column)."""
 
     data: np.ndarray
     labels: tuple[str, ...]
     unit: str = ""
     description: str = ""
+    column_units: tuple[str, ...] = ()
 
 
 @dataclass
@@ -65,6 +64,25 @@ class Result:
     def coordinate_names(self):
         return self.series["q"].labels
 
+    # ------------------------------------------------------------------ views for the usual tools
+    def to_xarray(self):
+        """xarray.Dataset with a ``time`` coordinate and label coordinates (:mod:`.frames`; needs xarray)."""
+        from .frames import to_xarray
+        return to_xarray(self)
+
+    def to_dataframe(self):
+        """pandas.DataFrame indexed by time, columns (series, label) (:mod:`.frames`; needs pandas)."""
+        from .frames import to_dataframe
+        return to_dataframe(self)
+
+    def __repr__(self) -> str:
+        from .frames import text
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        from .frames import html_table
+        return html_table(self)
+
     # ------------------------------------------------------------------ files
     def save(self, path) -> Path:
         """Write HDF5 atomically (temporary file + rename)."""
@@ -76,15 +94,8 @@ class Result:
         os.close(fd)
         try:
             with h5py.File(tmp, "w") as h5:
-                h5.attrs["format"], h5.attrs["version"] = FORMAT, VERSION
-                h5.attrs["summary"] = json.dumps(_jsonable(self.summary))
-                h5.attrs["events"] = json.dumps(_jsonable(self.events))
-                h5.create_dataset("time", data=self.t).attrs["unit"] = "s"
-                grp = h5.create_group("series")
-                for name, s in self.series.items():
-                    ds = grp.create_dataset(name, data=s.data)
-                    ds.attrs["labels"] = list(s.labels)
-                    ds.attrs["unit"], ds.attrs["description"] = s.unit, s.description
+                hdf5.write(h5, self, _jsonable)
+            _umask_mode(tmp)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -99,11 +110,7 @@ class Result:
             with h5py.File(path, "r") as h5:
                 if h5.attrs.get("format") != FORMAT:
                     raise MultibodyError(f"'{path}' is not a multibody result file.")
-                series = {name: Series(ds[()], tuple(str(x) for x in ds.attrs["labels"]),
-                                       str(ds.attrs.get("unit", "")), str(ds.attrs.get("description", "")))
-                          for name, ds in h5["series"].items()}
-                return cls(h5["time"][()], series, json.loads(h5.attrs["summary"]),
-                           json.loads(h5.attrs["events"]))
+                return cls(*hdf5.read(h5, Series))
         except OSError as exc:
             raise MultibodyError(f"cannot read result file '{path}': {exc}") from None
 
@@ -120,11 +127,19 @@ class Result:
                 w = csv.writer(fh)
                 w.writerow(header)
                 w.writerows(table.tolist())
+            _umask_mode(tmp)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
         return path
+
+
+def _umask_mode(path) -> None:
+    """Give a temporary file (mkstemp: 0600) the mode a new file gets from open(): 0666 minus the umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
 
 
 def _jsonable(x):

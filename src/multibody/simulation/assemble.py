@@ -20,6 +20,7 @@ import numpy as np
 
 from ..assembly import Workspace, kinetic_energy
 from ..linalg.rank import pivoted_qr
+from ..results.hdf5 import coordinate_units, rate_units
 from ..results.result import Result, Series
 from ..linalg.projectors import independent_coordinates, orthogonal_complement
 
@@ -115,7 +116,10 @@ def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
     t = np.concatenate([np.array(s.rec.t) for s in segments])
     arr = {key: np.vstack([np.array(s.rec.rows[key]).reshape(len(s.rec.t), -1) for s in segments])
            for key in rec0.rows if key != "multipliers"}
-    series = {key: Series(arr[key], names, description=DESCRIPTIONS[key]) for key in ("q", "v", "a") if key in arr}
+    units = coordinate_units(names)
+    units = {"q": units, "v": rate_units(units, 1), "a": rate_units(units, 2)}
+    series = {key: Series(arr[key], names, description=DESCRIPTIONS[key], column_units=units[key])
+              for key in ("q", "v", "a") if key in arr}
     series["energy"] = Series(arr["energy"], ("kinetic", "potential", "total"), "J")
     series["violation"] = Series(arr["violation"], ("position", "velocity"), description=DESCRIPTIONS["violation"])
     if "multipliers" in rec0.rows:
@@ -133,6 +137,44 @@ def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
     return Result(t, series, _summary(segments, series, log, events, summary),
                   sorted([*log, *(e for s in segments for e in getattr(s.form, "events", []))],
                          key=lambda e: e["t"]))
+
+
+def nonconservative(segments) -> list[str]:
+    """Why the total energy need not stay constant (empty: it must): "driven" (a constraint with
+    Phi_t != 0 at the start of a segment, i.e. rheonomic: a driver does work), "damped" (spring-dampers
+    with damping), "forced" (user forces, which may do work; a matrix system's gravity is one, so such a
+    model's drift is flagged although it may be conserved)."""
+    from ..model.forces import GeneralizedForce, PointForce, SpringDampers
+
+    why = []
+    for seg in segments:
+        model, t, q = seg.model, seg.rec.t[0], np.array(seg.rec.rows["q"][0])
+        if model.m and np.any(Workspace(model).constraints(t, q, np.zeros(model.n))[2] != 0):
+            why.append("driven")
+        for e in model.forces:
+            if isinstance(e, SpringDampers) and np.any(np.asarray(e.damping) != 0):
+                why.append("damped")
+            elif isinstance(e, (GeneralizedForce, PointForce)) and not _potential_forces(seg):
+                why.append("forced")
+    return list(dict.fromkeys(why))
+
+
+def _potential_forces(seg) -> bool:
+    """True if the applied forces equal -grad V (central differences, relative 1e-6) at the segment's
+    first and last stored states, with their velocities and with v = 1: e.g. a matrix system's gravity
+    given as a force with its potential; a velocity-dependent or driving force fails. With a
+    configuration-dependent M the forces h(q, v) hold the velocity terms of M (Coriolis, centrifugal),
+    so only v = 0 is compared (a velocity-dependent damper there goes unnoticed)."""
+    ws, rec = Workspace(seg.model), seg.rec
+    for k in (0, -1):
+        t, q, v = rec.t[k], np.array(rec.rows["q"][k]), np.array(rec.rows["v"][k])
+        h = 1e-6 * max(1.0, float(np.max(np.abs(q))))
+        grad = np.array([ws.potential(t, q + h * e) - ws.potential(t, q - h * e) for e in np.eye(len(q))]) / (2 * h)
+        for vel in ((v, np.ones_like(v)) if seg.model.mass_matrix is not None else (np.zeros_like(v),)):
+            f = ws.forces(t, q, vel)
+            if np.max(np.abs(f + grad)) > 1e-6 * (np.max(np.abs(f)) + np.max(np.abs(grad))) + 1e-12:
+                return False
+    return True
 
 
 def _summary(segments, series, log, events, generic) -> dict:
@@ -156,6 +198,11 @@ def _summary(segments, series, log, events, generic) -> dict:
         "multipliers": "minimum-norm solution where A is rank deficient",
         **last.form.summary(),
     }
+    why = nonconservative(segments)
+    out["energy_conserved"] = not why
+    if why:
+        out["energy_note"] = (f"the model is {' and '.join(why)}: energy_drift_rel is the change of the "
+                              "energy, not an error measure")
     if last.rec.flags is not None:
         out.update(last.rec.flags.summary())
     if steppers and hasattr(steppers[-1], "summary"):

@@ -10,6 +10,7 @@ segment starts with a new formulation and stepper on the new model.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from ..model.system import Model
 from ..results.result import Result
 from .assemble import assemble_result
 from .events import SIMULTANEOUS_RTOL, apply_events, check_events, locate
-from .options import RunOptions, check_formulation, check_options  # noqa: F401  (RunOptions: public here)
+from .options import RunOptions, check_formulation, check_options, output_grid  # noqa: F401  (RunOptions: public here)
 from .progress import Progress
 from .recorder import Recorder
 from .step_watch import StepWatch
@@ -55,12 +56,32 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     dop853, rk4, generalized-alpha, energy-momentum); ``formulation`` the equations
     (:data:`multibody.formulations.registry.FORMULATIONS`). ``events``: :mod:`multibody.simulation.events`
     objects (constraint activation, paper 002) applied with the ``transition`` condition ("lagrangian",
-    "projected", "minimal" or the labelled "naive"); they need a stepper with dense output."""
+    "projected", "minimal" or the labelled "naive"); they need a stepper with dense output.
+
+    BLAS runs on MULTIBODY_BLAS_THREADS threads (default 1) during the run (:func:`blas_threads`), as
+    in the CLI. The summary's ``backend`` says which path computed the right-hand sides: "compiled"
+    (multibody.fast) or "numpy" (the reference path)."""
+    with blas_threads():
+        return _simulate(model, t_end, t_start, formulation, options, formulation_options or {}, progress,
+                         events, transition)
+
+
+def blas_threads():
+    """A threadpoolctl context with MULTIBODY_BLAS_THREADS BLAS threads (default 1): the dense systems of
+    a mechanism are small, and a threaded BLAS on a loaded 2-core machine made a 60 x 60 SVD 14 times
+    slower (issue 13 item 2)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(int(os.environ.get("MULTIBODY_BLAS_THREADS", "1")), user_api="blas")
+
+
+def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, events, transition) -> Result:
+    """simulate() inside the thread limit."""
     spec = check_options(options, t_start, t_end)
     formulation = check_formulation(spec, options.integrator, formulation)
+    times = output_grid(options, spec, t_start, t_end)
     timed, watched = check_events(events, t_start, t_end, transition, options.integrator, spec.dense_output,
                                   model)
-    form_opts = formulation_options or {}
     form = make_formulation(formulation, model, **form_opts)
     q, v = consistent_state(model, t_start, ws=form.ws)
     t, segments, log, counts = t_start, [], [], {id(e): 0 for e in watched}
@@ -69,7 +90,8 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     with Progress(progress, t_start, t_end) as bar:
         while True:
             t_stop = min([e.t for e in timed if e.t > t + eps_t] + [t_end])
-            seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar)
+            seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar,
+                           times=times, after_event=bool(segments))
             segments.append(seg)
             t, (q, v) = seg.t, form.split(seg.t, seg.y)
             due = [e for e in timed if abs(e.t - t) <= eps_t] + seg.fired
@@ -88,21 +110,24 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
                 break
     generic = {"model": segments[0].model.name, "formulation": formulation, "integrator": options.integrator,
                "rtol": options.rtol, "atol": options.atol, "step": options.step, "t_end": t_end,
-               "wall_time_s": sum(s.wall for s in segments), **watch.summary()}
+               "wall_time_s": sum(s.wall for s in segments), **watch.summary(),
+               "backend": "compiled" if any(getattr(s.form, "fast_rhs", None) for s in segments) else "numpy"}
     if events:
         generic["transition"] = transition
     return assemble_result(segments, log, events=bool(events), summary=generic)
 
 
-def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watch, bar) -> Segment:
-    """Integrate from t0 to t_stop or to the first state event (located on the dense output)."""
+def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watch, bar, *, times=None,
+             after_event=False) -> Segment:
+    """Integrate from t0 to t_stop or to the first state event (located on the dense output); ``times``:
+    the output times (None: accepted steps); ``after_event``: t0 is the state after an event's jump."""
     y = form.initial_state(t0, q, v)
     try:
         stepper = spec.make(form, t0, y, t_stop, options)
     except IntegrationError as exc:
         raise SimulationError(f"model '{model.name}': {exc}") from None
-    rec = Recorder(model, form, options.output_interval, stepper)
-    rec.record(t0, y, force=True)
+    rec = Recorder(model, form, options.output_interval, stepper, times)
+    rec.start(t0, y, after_event=after_event)
     active = [e for e in watched if counts[id(e)] < e.max_count]
     g_old = [e.condition(t0, *form.split(t0, y)) for e in active]
     wall = time.perf_counter()
@@ -120,7 +145,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
             g_old = g_new
         if y_new is not None:
             stepper.reset(step.t, y_new)
-        rec.record(stepper.t, stepper.y, force=stepper.t >= t_stop)
+        rec.after_step(step, stepper.t, stepper.y, final=stepper.t >= t_stop)
         bar.update(stepper.t)
     return Segment(model, form, rec, stepper, stepper.t, stepper.y, [], time.perf_counter() - wall)
 

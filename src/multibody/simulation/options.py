@@ -14,7 +14,9 @@ class RunOptions:
     """Integration options: integrator name (:data:`multibody.integrate.steppers.STEPPERS`), tolerances,
     fixed step (required by rk4, generalized-alpha and energy-momentum), max step, the output interval
     of the stored series (the run's first and last state and events are always stored), the spectral
-    radius at infinity of generalized-alpha, and ``diagnostics``: per-step extras that cost work (the
+    radius at infinity of generalized-alpha, ``output_times`` (the series are then sampled from the
+    integrator's dense output at exactly these times, plus the two states at each event) or
+    ``output_step`` (the times t_start, t_start + step, ..., up to t_end), and ``diagnostics``: per-step extras that cost work (the
     condition number of the energy-momentum iteration matrix, paper 004 Tables II-V)."""
 
     integrator: str = "dopri5"
@@ -23,6 +25,8 @@ class RunOptions:
     step: float | None = None
     max_step: float = np.inf
     output_interval: float = 0.0    # 0: store every accepted step; > 0: at most one state per interval
+    output_times: tuple = ()        # explicit output times [s], increasing, within [t_start, t_end]
+    output_step: float = 0.0        # > 0: output times every output_step from t_start
     rho_inf: float = 0.9            # generalized-alpha: 1 no numerical damping, 0 asymptotic annihilation
     diagnostics: bool = True
 
@@ -46,6 +50,33 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
     if not (np.isfinite(t1) and t1 > t0):
         raise MultibodyError(f"t_end must be a finite time after t_start = {t0}, got {t1}.")
     return spec
+
+
+def output_grid(o: RunOptions, spec: StepperSpec, t0: float, t1: float) -> np.ndarray | None:
+    """The output times of ``o`` (None: store accepted steps), checked: one way of choosing them, finite,
+    strictly increasing, inside [t0, t1], and an integrator with dense output."""
+    times = np.asarray(o.output_times, dtype=float).ravel()
+    step = o.output_step
+    if not len(times) and not step:
+        return None
+    if len(times) and step:
+        raise MultibodyError("give output times or an output step, not both.")
+    if o.output_interval:
+        raise MultibodyError("an output interval cannot be combined with output times or an output step.")
+    if not spec.dense_output:
+        raise MultibodyError(f"output times are sampled from a dense output; integrator '{o.integrator}' has "
+                             "none: use dopri5, dop853 or rk4.")
+    if step:
+        if not (np.isfinite(step) and step > 0):
+            raise MultibodyError(f"the output step must be a positive number, got {step}.")
+        k = int(np.floor((t1 - t0) / step * (1 + 1e-12)))
+        return t0 + step * np.arange(k + 1)
+    if not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
+        raise MultibodyError("output times must be finite and strictly increasing.")
+    if times[0] < t0 or times[-1] > t1:
+        raise MultibodyError(f"output times must lie in [t_start, t_end] = [{t0:g}, {t1:g}], "
+                             f"got {times[0]:g} .. {times[-1]:g}.")
+    return times
 
 
 def check_formulation(spec: StepperSpec, integrator: str, name: str) -> str:

@@ -1,0 +1,70 @@
+"""The first run with a cold numba cache (issue 13 item 1): the compiled kernels of :mod:`.kernels` and
+:mod:`.step_kernels` take ~16 s to compile on the 2-core development machine, once; numba then loads
+them from its on-disk cache (``cache=True``) in well under a second.
+
+:func:`cache_is_cold` says whether some kernel has no usable cache entry (none written yet, or written
+for another source file or numba version). What happens then is the policy :func:`cold_start`
+chooses: ``"wait"`` (the library's default: compile in this process, with a one-line notice on the
+``multibody`` logger) or ``"background"`` (the CLI's: this run takes the NumPy reference path, which
+gives the same numbers, while a detached process compiles the kernels and fills the cache for the
+next run; the notice says so).
+"""
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from contextlib import contextmanager
+
+log = logging.getLogger("multibody")
+
+#: the run that fills the cache: a double four-bar through its singular configurations calls every kernel
+WARM_SCRIPT = ("from multibody.models import MODELS; from multibody import simulate; "
+               "simulate(MODELS['double-four-bar'].factory(), t_end=10.0)")
+
+_state = {"policy": "wait", "started": False, "announced": False}
+
+
+@contextmanager
+def cold_start(policy: str):
+    """Within the context, a cold cache means: ``"wait"``: compile in this process; ``"background"``: use
+    the NumPy path for this run and compile in a detached process."""
+    if policy not in ("wait", "background"):
+        raise ValueError(f"cold-start policy must be 'wait' or 'background', got '{policy}'")
+    old, _state["policy"] = _state["policy"], policy
+    try:
+        yield
+    finally:
+        _state["policy"] = old
+
+
+def _dispatchers():
+    from numba.core.registry import CPUDispatcher
+
+    from . import kernels, step_kernels
+    return [f for mod in (kernels, step_kernels) for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
+
+
+def cache_is_cold() -> bool:
+    """True if some kernel has no cache entry numba would load (index missing or stale)."""
+    try:
+        return any(not f._cache._cache_file._load_index() for f in _dispatchers())
+    except Exception:       # private numba API changed: assume warm, numba compiles if needed
+        return False
+
+
+def use_compiled() -> bool:
+    """Whether a formulation should build its compiled path now; announces a cold cache once."""
+    if not cache_is_cold():
+        return True
+    if _state["policy"] == "background":
+        if not _state["started"]:
+            _state["started"] = True
+            subprocess.Popen([sys.executable, "-c", WARM_SCRIPT], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            log.warning("compiling kernels in the background (first run only); this run uses the NumPy path")
+        return False
+    if not _state["announced"]:
+        _state["announced"] = True
+        log.warning("compiling kernels (first run only)...")
+    return True

@@ -1,0 +1,64 @@
+"""Public interface details of issue 13 item 10-11: exports, version, the spatial builder's ground,
+`models` with end times and JSON, choices of --integrator/--formulation."""
+import json
+
+import numpy as np
+from click.testing import CliRunner
+
+import multibody
+from multibody.cli import main
+from multibody.models import MODELS
+
+
+def test_exports_and_version():
+    for name in ("SpatialModelBuilder", "lock_at", "simulate", "Result"):
+        assert hasattr(multibody, name) and name in multibody.__all__
+    assert multibody.__version__ and multibody.__version__[0].isdigit()
+    from pathlib import Path
+    assert (Path(multibody.__file__).parent / "py.typed").exists()
+
+
+def test_spatial_builder_ground_by_name():
+    """'ground' and None name the same fixed frame: the same constraint rows (paper 004 Sect. 4.5)."""
+    models = []
+    for ground in (None, "ground"):
+        b = multibody.SpatialModelBuilder("pend")
+        b.add_body("bob", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(1.0, 0.0, 0.0))
+        b.spherical("S", ground, "bob", point=(0.0, 0.0, 0.0))
+        models.append(b.build())
+    assert models[0].constraint_labels == models[1].constraint_labels
+    np.testing.assert_array_equal(models[0].q0, models[1].q0)
+    v = np.zeros(models[0].n)
+    A0, A1 = (multibody.Workspace(m).constraints(0.0, m.q0, v)[1] for m in models)
+    np.testing.assert_array_equal(A0, A1)
+
+
+def test_models_json_and_end_times():
+    rows = json.loads(CliRunner().invoke(main, ["models", "--json"]).output)
+    assert {r["name"]: r["t_end"] for r in rows} == {k: e.t_end for k, e in MODELS.items()}
+    text = CliRunner().invoke(main, ["models"]).output
+    # the full first paragraph, not the first line: the slider-crank's reference continues on line 2
+    assert "Mechanical Systems, 1988" in text and "t_end 10 s" in text
+
+
+def test_choices_listed_in_help():
+    out = CliRunner().invoke(main, ["run", "--help"]).output
+    assert "[rk4|dopri5|dop853|generalized-alpha|energy-momentum]" in out
+    assert "lagrange|nullspace" in out and "constrained|reduced" in out
+
+
+def test_energy_drift_labelled_for_nonconservative_models():
+    """A driven model's energy changes by the drivers' work (slider-crank at constant crank rate), a
+    damped one loses energy: their change is not an error; the pendulum's gravity, given as a force with
+    its potential V = m g z, is conservative (f = -grad V)."""
+    from multibody import RunOptions, matrix_system, simulate
+    from multibody.models.linkages import slider_crank
+    from multibody.models.pendulums import pendulum
+
+    driven = simulate(slider_crank(), t_end=0.2).summary
+    assert driven["energy_conserved"] is False and "driven" in driven["energy_note"]
+    assert simulate(pendulum(), t_end=0.2).summary["energy_conserved"] is True
+    damped = matrix_system("damped", ["x"], mass=np.eye(1), forces=lambda q, v, t: -q - 0.5 * v,
+                           potential=lambda q: 0.5 * q[0] ** 2, q0=[1.0])
+    s = simulate(damped, t_end=0.2, options=RunOptions()).summary
+    assert s["energy_conserved"] is False and "forced" in s["energy_note"]
