@@ -76,3 +76,26 @@ def test_modified_four_bars_crossings_have_the_paper_ranks(name, rank, generic):
 def test_pendulum_reports_no_crossing_and_is_monitored():
     r = simulate(MODELS["pendulum"].factory(), t_end=2.0)
     assert r.summary["singular_crossings"] == [] and r.summary["singular_crossings_monitored"] is True
+
+
+def test_n_four_bar_keeps_its_branch_and_reports_every_crossing():
+    """The IFToMM N-four-bar (models.four_bars.n_four_bar) with 10 cells: 11 cranks stay parallel through its
+    singular configurations, the crank follows theta'' = -k cos theta (k for 10 cells,
+    four_bars.crank_rate_constant) within the tolerance, and every time the cranks are horizontal is
+    reported as a crossing, the rank dropping by one per cell (all bars collinear)."""
+    from multibody.models.four_bars import n_four_bar
+    from multibody.models.modified_four_bars import crank_angle_exact_cells
+    model = n_four_bar(cells=10)
+    r = simulate(model, t_end=3.0, options=RunOptions(rtol=1e-8, atol=1e-10))
+    th = r.column("q", "bar1.theta")
+    for i in range(1, 11):
+        assert np.max(np.abs(r.column("q", f"bar{2 * i + 1}.theta") - th)) < 1e-9
+    exact = crank_angle_exact_cells(r.t, cells=10)
+    assert np.max(np.hypot(np.cos(th) - np.cos(exact), np.sin(th) - np.sin(exact))) < 1e-5
+    grid = np.linspace(0.0, 3.0, 3001)
+    s = np.sin(crank_angle_exact_cells(grid, cells=10))
+    expected = grid[np.flatnonzero(s[:-1] * s[1:] < 0)]
+    c = r.summary["singular_crossings"]
+    assert len(c) == len(expected) >= 2
+    np.testing.assert_allclose([x["t"] for x in c], expected, atol=2e-3)
+    assert {x["rank_drop"] for x in c} == {10}        # one per cell, as 2 of 14 for the double four-bar (paper 000)

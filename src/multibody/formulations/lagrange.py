@@ -189,10 +189,15 @@ class Lagrange(Formulation):
         if out is not None:     # compiled: same numbers up to round-off (tests/test_fast_step.py)
             return Accelerations(out[0], out[1], {"multipliers": "minimum-norm"})
         terms, vdot = self._solve(t, q, v)
+        kind = "minimum-norm" if len(self.keep) == self.ws.m + self.ws.h else "elimination + minimum-norm"
+        return Accelerations(vdot, self.multipliers(terms, vdot), {"multipliers": kind})
+
+    def multipliers(self, terms, vdot) -> np.ndarray:
+        """lambda (m + h,): the minimum-norm solution of A^T lambda = f - M q'' on the kept rows, 0 on the
+        eliminated ones (paper 000 eq. 3; paper 003 on what elimination does to reactions)."""
         lam = np.zeros(self.ws.m + self.ws.h)
         lam[self.keep] = min_norm_solve(terms.A.T, terms.f - terms.M @ vdot, self.rank_tol)
-        kind = "minimum-norm" if len(self.keep) == len(lam) else "elimination + minimum-norm"
-        return Accelerations(vdot, lam, {"multipliers": kind})
+        return lam
 
     def summary(self) -> dict:
         return self.sparse_path.summary() if self.sparse else {}
@@ -211,6 +216,11 @@ class Lagrange(Formulation):
         return (f" The constraints are near a singular configuration there (smallest singular value of the "
                 f"constraint Jacobian {ratio:.1e} times the largest), where another assembly branch meets this one.")
 
+    @property
+    def _kin_sparse(self):
+        """The projection's ``sparse`` option: automatic (sparse, dense where A loses rank) on the sparse path."""
+        return None if self.sparse else False
+
     def after_step(self, t, y):
         if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
             return y if self._choose_rows(t, *self.split(t, y)) else None
@@ -219,10 +229,10 @@ class Lagrange(Formulation):
             return y_new
         q, v = self.split(t, y)
         try:
-            q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol, sparse=self.sparse)
+            q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol, sparse=self._kin_sparse)
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
-        v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK_PINNED, sparse=self.sparse)
+        v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK_PINNED, sparse=self._kin_sparse)
         self._choose_rows(t, q, v)
         return np.concatenate([q, v])
 
@@ -246,7 +256,10 @@ class Lagrange(Formulation):
         """qv (n, 2) = [position error, velocity error] without their components normal to the
         constraints: positions normal to Phi = 0 only, velocities normal to C v + b = 0."""
         if self.sparse:
-            return tangent_filter(self.ws.sparse_constraints(t, q, v)[1], qv)
+            try:
+                return tangent_filter(self.ws.sparse_constraints(t, q, v)[1], qv)
+            except SimulationError:     # rank loss at a singular configuration: the dense filter below
+                pass
         C = self.ws.velocity_constraints(t, q, v)[1]
         if self.ws.h:
             return np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0], PIN),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .four_bars import double_four_bar
+from .four_bars import double_four_bar, n_four_bar
 from .linkages import four_bar, slider_crank
 from .modified_four_bars import double_four_bar_modified, four_bar_2x2_modified, triple_four_bar_modified
 from .pendulums import pendulum, pendulum_redundant
@@ -37,6 +37,7 @@ MODELS: dict[str, Entry] = {
     "slider-crank": Entry(slider_crank, 1.0),
     "four-bar": Entry(four_bar, 1.0),
     "double-four-bar": Entry(double_four_bar, 10.0),
+    "n-four-bar": Entry(n_four_bar, 20.0),
     "double-four-bar-modified": Entry(double_four_bar_modified, 10.0),
     "triple-four-bar-modified": Entry(triple_four_bar_modified, 10.0),
     "four-bar-2x2-modified": Entry(four_bar_2x2_modified, 2.0),

@@ -42,6 +42,34 @@ def double_four_bar(*, omega0: float = -1.0):
     return mb.build()
 
 
+def n_four_bar(*, cells: int = 40, omega0: float = -1.0):
+    """IFToMM N-four-bar (IFToMM benchmark library A02): ``cells`` four-bar cells in a row, the double four-bar
+    of paper 000 Sect. 3.2 repeated. cells + 1 cranks bar1, bar3, ..., bar(2 cells + 1) hinged to ground at
+    x = 0, 1, ..., cells and cells couplers bar2, bar4, ... between their tips; uniform bars of 1 m and 1 kg,
+    gravity 9.81 along -y, cranks vertical and couplers horizontal at y = 1, every crank turning at
+    ``omega0``. n = 3 (2 cells + 1), m = 2 (3 cells + 1) (hinges O<k> to ground, A<k>/B<k> of coupler k),
+    rank m (1 DOF); all bars horizontal is singular (rank 2 (2 cells + 1) - ... lower, configuration
+    ``singular``). The exact motion: theta'' = -k cos theta with k = crank_rate_constant(cells). cells = 40 is
+    the benchmark's 81-bar mechanism; cells = 2 has the double four-bar's equations (other row labels)."""
+    if not (isinstance(cells, (int, np.integer)) and cells >= 1):
+        raise ValueError(f"cells must be a positive integer, got {cells!r}")
+    mb = ModelBuilder(f"n-four-bar-{cells}", gravity=(0.0, -G), source="IFToMM benchmark A02 (N-four-bar)")
+    w = omega0
+    for i in range(cells + 1):            # cranks bar(2i+1), hinged to ground at x = i
+        mb.add_bar(f"bar{2 * i + 1}", length=L, mass=MASS, position=(float(i), L / 2), angle=np.pi / 2,
+                   velocity=(-w * L / 2, 0.0), angular_velocity=w)
+        mb.revolute(f"O{2 * i + 1}", "ground", f"bar{2 * i + 1}", at=(float(i), 0.0))
+    for i in range(1, cells + 1):         # couplers bar(2i) between the tips of bar(2i-1) and bar(2i+1)
+        mb.add_bar(f"bar{2 * i}", length=L, mass=MASS, position=(i - 0.5, L), angle=0.0, velocity=(-w * L, 0.0))
+        mb.revolute(f"A{2 * i}", f"bar{2 * i - 1}", f"bar{2 * i}", at=(i - 1.0, L))
+        mb.revolute(f"B{2 * i}", f"bar{2 * i}", f"bar{2 * i + 1}", at=(float(i), L))
+    mb.set_velocity("bar1.theta", w)
+    flat = {f"bar{2 * i + 1}": (i + 0.5, 0.0, 0.0) for i in range(cells + 1)}
+    flat.update({f"bar{2 * i}": (i + 0.5, 0.0, 0.0) for i in range(1, cells + 1)})
+    mb.add_configuration("singular", flat)
+    return mb.build()
+
+
 def crank_rate_constant(n_cells: int = 2, length: float = L, g: float = G) -> float:
     """k of the exact reduction theta'' = -k cos(theta) of an N-cell parallelogram chain.
 
