@@ -1,0 +1,268 @@
+"""Static equilibrium, linearisation and modes in the tangent basis (issue 21; paper 000 eqs 3, 8-13 for T,
+paper 003 eqs 21-27 for the uniqueness of the reactions).
+
+Equilibrium. At rest (v = 0) the equations of motion M q'' + A^T lambda = f (paper 000 eq. 3) with q'' = 0 and
+Phi(q) = 0 are the stationarity conditions
+
+    r(q, lambda) = A(q)^T lambda - f(t, q, 0) = 0,   Phi(q, t) = 0,
+
+i.e. T^T f = 0 in the tangent basis T (A T = 0): the applied forces have no component along any admissible
+motion, and lambda is whatever the constraints must supply. :func:`equilibrium` solves them by Newton on
+(q, lambda) with the tangent stiffness K = dr/dq (central differences: the geometric stiffness
+lambda d2Phi/dq2 included, and spring and force derivatives), damped towards the force direction where Newton
+does not lower the imbalance (:func:`equilibrium`), the minimum-norm solution of the singular KKT matrix of
+redundant rows (their lambda are not unique, the q are), a step limited to ``MAX_STEP`` length scales, the
+projection back onto Phi = 0 and lambda from the least-squares static balance A^T lambda = f. The multipliers reported are the minimum-norm ones; which joint reactions and driver efforts are
+unique is paper 003's test (analysis.solvability). Driver effort: -lambda of the driver's row, i.e. the
+generalized force (torque for an angle, force for a slide) the driver applies in the positive direction of
+its coordinate.
+
+Linearisation. With q = q* + T z (T: orthonormal basis of the null space of A(q*), paper 000 eq. 8) the
+equations reduce to M_r z'' + C_r z' + K_r z = B_r u, M_r = T^T M T, C_r = T^T C_t T (C_t = -df/dv),
+K_r = T^T K T (K at the equilibrium lambda: the geometric stiffness of the reactions is part of it), a
+symmetric-definite problem for conservative systems. At a singular configuration the null space is larger
+than the tangent space of the motion (paper 000 Sect. 2.5): the linearisation is refused there.
+
+Modes: K_r x = w^2 M_r x (undamped) or the eigenvalues s of the first-order system (damped); frequencies in
+Hz ascending (NaN for w^2 < 0: about an unstable equilibrium that motion grows, it does not oscillate),
+damping ratios -Re s / |s|, shapes u = T x in the redundant coordinates (largest entry 1). Models with
+nonholonomic rows are refused (their velocities have fewer freedoms than their positions).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..assembly import Workspace
+from ..errors import MultibodyError
+from ..kinematics import solve_positions
+from ..linalg.rank import RankTolerance, pivoted_qr
+from ..model.system import Model
+from .mobility import nearby_rank
+from .reactions import joint_reactions
+from .solvability import solvability
+
+#: central-difference step of the tangent stiffness, relative to max(|q_j|, length scale)
+STIFFNESS_STEP = 1e-6
+#: largest Newton step, in length scales (angles: radians)
+MAX_STEP = 0.2
+#: convergence: |T^T f| <= FORCE_TOL * (largest |f|, |A^T lambda|) on Phi = 0 (kinematics.solve_positions)
+FORCE_TOL = 1e-10
+#: reduced-stiffness eigenvalues within this fraction of the largest |eigenvalue| count as zero (neutral)
+NEUTRAL_TOL = 1e-8
+
+
+@dataclass(frozen=True)
+class Equilibrium:
+    """Result of :func:`equilibrium`: the configuration, the minimum-norm multipliers and what follows."""
+
+    model: Model
+    t: float
+    q: np.ndarray
+    lam: np.ndarray
+    iterations: int
+    residual: float
+    stiffness_eigenvalues: np.ndarray
+    stability: str                      # "stable" | "unstable" | "neutral"
+    reactions: dict = field(default_factory=dict)
+    unique: dict = field(default_factory=dict)       # pair name -> its reaction is unique (paper 003)
+
+    @property
+    def stable(self) -> bool:
+        return self.stability == "stable"
+
+    @property
+    def driver_efforts(self) -> dict:
+        """Driver row label -> effort = -lambda (module doc: the force or torque the driver applies)."""
+        labels = self.model.constraint_labels
+        return {lab: float(-self.lam[i]) for i, lab in enumerate(labels) if "-driver." in lab}
+
+    def to_dict(self) -> dict:
+        names = self.model.coordinate_names
+        return {"model": self.model.name, "t": self.t, "q": dict(zip(names, map(float, self.q))),
+                "stable": self.stable, "stability": self.stability,
+                "stiffness_eigenvalues": self.stiffness_eigenvalues.tolist(),
+                "driver_efforts": self.driver_efforts, "driver_effort_sign": "-lambda: applied by the driver "
+                "in the positive direction of its coordinate",
+                "multipliers": dict(zip(self.model.constraint_labels, map(float, self.lam))),
+                "reactions": self.reactions, "reaction_unique": self.unique,
+                "residual": self.residual, "iterations": self.iterations}
+
+
+def tangent_stiffness(ws: Workspace, t: float, q: np.ndarray, lam: np.ndarray,
+                      v: np.ndarray | None = None) -> np.ndarray:
+    """K = d/dq [A(q)^T lambda - f(t, q, v)] (n, n) by central differences (module doc)."""
+    v = np.zeros_like(q) if v is None else v
+    g = lambda x: ws.constraints(t, x, v)[1].T @ lam - ws.forces(t, x, v)     # noqa: E731
+    n, L = len(q), ws.model.length_scale
+    K = np.empty((n, n))
+    for j in range(n):          # set-up of an analysis, not the hot path of a run
+        h = STIFFNESS_STEP * max(abs(q[j]), L)
+        e = np.zeros(n)
+        e[j] = h
+        K[:, j] = (g(q + e) - g(q - e)) / (2 * h)
+    return K
+
+
+def damping_matrix(ws: Workspace, t: float, q: np.ndarray) -> np.ndarray:
+    """C_t = -df/dv (n, n) at v = 0 by central differences."""
+    n = len(q)
+    C = np.empty((n, n))
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = STIFFNESS_STEP
+        C[:, j] = -(ws.forces(t, q, e) - ws.forces(t, q, -e)) / (2 * STIFFNESS_STEP)
+    return C
+
+
+def _state(model, ws, t, q, fscale=None):
+    """(q on Phi = 0, lambda of the least-squares static balance A^T lambda = f, A, imbalance |T^T f| / fscale,
+    fscale): ``fscale`` the force scale of the first state, max(|f|, |A^T lambda|) there (kept fixed, so that
+    the imbalance can fall to zero also where f itself does, as in a chain without constraints)."""
+    zero = np.zeros(model.n)
+    q = solve_positions(model, q, t, ws=ws)
+    A, f = ws.constraints(t, q, zero)[1], ws.forces(t, q, zero)
+    lam = np.linalg.lstsq(A.T, f, rcond=None)[0] if ws.m else np.zeros(0)
+    T = pivoted_qr(A).null_space if ws.m else np.eye(model.n)
+    if fscale is None:
+        fscale = max(np.max(np.abs(f), initial=0.0), np.max(np.abs(A.T @ lam), initial=0.0), np.finfo(float).tiny)
+    return q, lam, A, float(np.max(np.abs(T.T @ f), initial=0.0) / fscale), fscale
+
+
+def equilibrium(model: Model, *, q=None, t: float = 0.0, max_iterations: int = 60) -> Equilibrium:
+    """Static equilibrium nearest to the guess q (default: the model's initial configuration), module doc.
+
+    Each iteration solves [K + mu M, A^T; A, 0] (dq, dlambda) = -(A^T lambda - f, Phi) and takes the first mu of
+    0, 1e-3, 1e-1, 10, 1e3, 1e5 (times max(|K|, |f| / L) / |M|) whose step lowers the imbalance |T^T f|: mu = 0 is Newton's step,
+    a large mu a step along M^-1 T T^T f, the direction the forces push (Levenberg-Marquardt; Newton alone stalls
+    where K is singular, e.g. a pendulum released horizontally, lambda = 0)."""
+    ws = Workspace(model)
+    n, L, zero = model.n, model.length_scale, np.zeros(model.n)
+    q, lam, A, res, fscale = _state(model, ws, t, np.asarray(model.q0 if q is None else q, float))
+    M = model.mass(q)
+    for it in range(max_iterations + 1):
+        if res <= FORCE_TOL:
+            break
+        if it == max_iterations:
+            raise MultibodyError(f"Model '{model.name}': no static equilibrium found from the initial configuration "
+                                 f"after {max_iterations} iterations (imbalance |T^T f| {res:.1e} of the forces); "
+                                 "the applied forces may have no equilibrium (e.g. a free body under gravity, a "
+                                 "spinning top) or the guess is far from one: give another initial configuration.")
+        r = A.T @ lam - ws.forces(t, q, zero)
+        K = tangent_stiffness(ws, t, q, lam)
+        ratio = max(np.linalg.norm(K), np.linalg.norm(r + A.T @ lam) / L, np.finfo(float).tiny) / np.linalg.norm(M)
+        for mu in (0.0, 1e-3, 1e-1, 1e1, 1e3, 1e5):
+            J = np.block([[K + mu * ratio * M, A.T], [A, np.zeros((ws.m, ws.m))]])
+            d = np.linalg.lstsq(J, -np.concatenate([r, ws.constraints(t, q, zero)[0]]), rcond=None)[0][:n]
+            d *= min(1.0, MAX_STEP * L / max(np.max(np.abs(d)), np.finfo(float).tiny))
+            trial = _state(model, ws, t, q + d, fscale)
+            if trial[3] < res:
+                break
+        else:
+            raise MultibodyError(f"Model '{model.name}': the static equilibrium iteration stalled at imbalance "
+                                 f"{res:.1e} (no step lowers |T^T f|): give another initial configuration.")
+        q, lam, A, res, _ = trial
+    eig, stability = _stability(model, ws, t, q, lam)
+    verdict = solvability(ws.velocity_constraints(t, q, zero)[1], model.velocity_labels, m=ws.m)
+    return Equilibrium(model, t, q, lam, it, float(res), eig, stability,
+                       joint_reactions(model, q, A, lam) if ws.m else {},
+                       {p.name: p.unique for p in verdict.pairs})
+
+
+def _stability(model, ws, t, q, lam):
+    """Eigenvalues of the reduced stiffness T^T K T (symmetric part) and the verdict (module doc)."""
+    T = _tangent_basis(model, ws, t, q)
+    if T.shape[1] == 0:
+        return np.zeros(0), "stable"
+    Kr = T.T @ tangent_stiffness(ws, t, q, lam) @ T
+    eig = np.linalg.eigvalsh(0.5 * (Kr + Kr.T))
+    big = max(np.max(np.abs(eig)), np.finfo(float).tiny)
+    if np.any(eig < -NEUTRAL_TOL * big):
+        return eig, "unstable"
+    return eig, ("neutral" if np.any(eig <= NEUTRAL_TOL * big) else "stable")
+
+
+def _tangent_basis(model, ws, t, q, tol: RankTolerance = RankTolerance()) -> np.ndarray:
+    """T (n, dof) at q; refuses a singular configuration (the null space there is not the motion's)."""
+    if ws.h:
+        raise MultibodyError(f"Model '{model.name}': {ws.h} nonholonomic rows; the linearisation in the tangent "
+                             "basis of the holonomic constraints does not describe their motion.")
+    if not ws.m:
+        return np.eye(model.n)
+    pqr = pivoted_qr(ws.constraints(t, q, np.zeros(model.n))[1], tol)
+    T = pqr.null_space
+    if T.shape[1] and nearby_rank(model, q, T, t, ws=ws, tol=tol) > pqr.rank:
+        raise MultibodyError(f"Model '{model.name}': the configuration is singular (rank {pqr.rank}, "
+                             f"{nearby_rank(model, q, T, t, ws=ws, tol=tol)} nearby): the tangent space changes "
+                             "dimension here, so a linearisation would describe motions the mechanism does not "
+                             "have (paper 000 Sect. 2.5).")
+    return T
+
+
+@dataclass(frozen=True)
+class Linearization:
+    """M_r z'' + C_r z' + K_r z = 0 in tangent coordinates q = q* + T z (module doc)."""
+
+    T: np.ndarray
+    M: np.ndarray
+    C: np.ndarray
+    K: np.ndarray
+    coordinate_names: tuple
+
+    def state_space(self):
+        """(A, B, C, D) of x = (z, z') with the generalized forces on z as inputs and (z, z') as outputs,
+        for scipy.signal.StateSpace."""
+        d = self.M.shape[0]
+        Minv = np.linalg.inv(self.M)
+        A = np.block([[np.zeros((d, d)), np.eye(d)], [-Minv @ self.K, -Minv @ self.C]])
+        B = np.vstack([np.zeros((d, d)), Minv])
+        return A, B, np.eye(2 * d), np.zeros((2 * d, d))
+
+
+def linearize(model: Model, eq: Equilibrium | None = None) -> Linearization:
+    """The linearisation about a static equilibrium (default: :func:`equilibrium` from the model's guess)."""
+    eq = eq or equilibrium(model)
+    ws = Workspace(model)
+    T = _tangent_basis(model, ws, eq.t, eq.q)
+    M = model.mass(eq.q)
+    K = tangent_stiffness(ws, eq.t, eq.q, eq.lam)
+    C = damping_matrix(ws, eq.t, eq.q)
+    return Linearization(T, T.T @ M @ T, T.T @ C @ T, T.T @ K @ T, model.coordinate_names)
+
+
+@dataclass(frozen=True)
+class Modes:
+    frequencies_hz: np.ndarray
+    damping_ratios: np.ndarray
+    shapes: np.ndarray                  # (n, k): mode shapes in the redundant coordinates, largest entry 1
+    coordinate_names: tuple
+
+    def to_dict(self) -> dict:
+        return {"frequencies_hz": self.frequencies_hz.tolist(), "damping_ratios": self.damping_ratios.tolist(),
+                "shapes": [dict(zip(self.coordinate_names, map(float, s))) for s in self.shapes.T]}
+
+
+def modes(model: Model, eq: Equilibrium | None = None) -> Modes:
+    """Natural frequencies, damping ratios and shapes about an equilibrium (module doc)."""
+    lin = linearize(model, eq)
+    d = lin.M.shape[0]
+    if d == 0:
+        return Modes(np.zeros(0), np.zeros(0), np.zeros((model.n, 0)), lin.coordinate_names)
+    Ks, Ms = 0.5 * (lin.K + lin.K.T), 0.5 * (lin.M + lin.M.T)
+    if not np.any(lin.C):
+        w2, X = sla.eigh(Ks, Ms)
+        f = np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan) / (2 * np.pi)     # w^2 < 0: unstable, no frequency
+        zeta = np.zeros(d)
+    else:
+        s, V = np.linalg.eig(Linearization.state_space(lin)[0])
+        keep = np.argsort(np.abs(s))
+        pick = [i for i in keep if s[i].imag >= 0][:d]
+        s, X = s[pick], np.real(V[:d, pick])
+        f = np.abs(s) / (2 * np.pi)
+        zeta = np.where(np.abs(s) > 0, -s.real / np.maximum(np.abs(s), np.finfo(float).tiny), 0.0)
+    order = np.argsort(np.nan_to_num(f, nan=-1.0))
+    U = lin.T @ X[:, order]
+    U = U / np.where(np.max(np.abs(U), axis=0) > 0, U[np.argmax(np.abs(U), axis=0), range(U.shape[1])], 1.0)
+    return Modes(f[order], zeta[order], U, lin.coordinate_names)

@@ -1,0 +1,69 @@
+"""``multibody equilibrium MODEL`` and ``multibody modes MODEL``: static equilibrium, its stability, reactions
+and driver efforts, and the natural frequencies and mode shapes about it (analysis.equilibrium; issue 21)."""
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+
+
+@click.command("equilibrium")
+@click.argument("model")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def equilibrium_cmd(model, as_json):
+    """Static equilibrium of MODEL nearest to its initial configuration: q, stability, driver efforts,
+    reactions (with paper 003's uniqueness), residual and iterations."""
+    from ..analysis.equilibrium import equilibrium
+    from ..io.model_source import load_model
+
+    mdl, _ = load_model(model)
+    eq = equilibrium(mdl)
+    d = eq.to_dict()
+    if as_json:
+        click.echo(json.dumps(d))
+        return
+    width = max(map(len, mdl.coordinate_names))
+    lines = [f"model {mdl.name}: {eq.stability} equilibrium after {eq.iterations} iterations "
+             f"(imbalance |T^T f| {eq.residual:.1e} of the forces)",
+             "  reduced stiffness eigenvalues " + " ".join(f"{x:.4g}" for x in eq.stiffness_eigenvalues)]
+    lines += [f"  {name:<{width}} {value:+.9g}" for name, value in d["q"].items()]
+    for name, value in eq.driver_efforts.items():
+        lines.append(f"  driver effort {name} {value:+.6g} (applied in the positive direction of its coordinate)")
+    non_unique = [name for name, u in eq.unique.items() if not u]
+    if non_unique:
+        lines.append("  reactions NOT unique (paper 003): " + ", ".join(non_unique))
+    click.echo("\n".join(lines))
+
+
+@click.command("modes")
+@click.argument("model")
+@click.option("--at", "at", type=click.Choice(["equilibrium", "initial"]), default="equilibrium",
+              show_default=True, help="Linearise about the static equilibrium found from the initial configuration, "
+                                      "or about the initial configuration itself (it must be an equilibrium).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def modes_cmd(model, at, as_json):
+    """Natural frequencies (Hz), damping ratios and mode shapes of MODEL about a static equilibrium."""
+    from ..analysis.equilibrium import equilibrium, modes
+    from ..errors import MultibodyError
+    from ..io.model_source import load_model
+
+    mdl, _ = load_model(model)
+    try:
+        eq = equilibrium(mdl, max_iterations=0) if at == "initial" else equilibrium(mdl)
+    except MultibodyError as exc:
+        if at != "initial":
+            raise
+        raise MultibodyError(f"Model '{mdl.name}': the initial configuration is not a static equilibrium "
+                             f"({exc}); use --at equilibrium.") from None
+    md = modes(mdl, eq)
+    if as_json:
+        click.echo(json.dumps({"model": mdl.name, "at": at, "stability": eq.stability, **md.to_dict()}))
+        return
+    lines = [f"model {mdl.name}: modes about the {eq.stability} equilibrium"]
+    for k, (f, z) in enumerate(zip(md.frequencies_hz, md.damping_ratios), 1):
+        big = np.argsort(-np.abs(md.shapes[:, k - 1]))[:3]
+        shape = ", ".join(f"{mdl.coordinate_names[i]} {md.shapes[i, k - 1]:+.3f}" for i in big)
+        freq = "unstable (w^2 < 0)" if np.isnan(f) else f"{f:.6g} Hz"
+        lines.append(f"  mode {k}: {freq}, damping ratio {z:.3g}; largest: {shape}")
+    click.echo("\n".join(lines))
