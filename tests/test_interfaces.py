@@ -62,3 +62,33 @@ def test_energy_drift_labelled_for_nonconservative_models():
                            potential=lambda q: 0.5 * q[0] ** 2, q0=[1.0])
     s = simulate(damped, t_end=0.2, options=RunOptions()).summary
     assert s["energy_conserved"] is False and "forced" in s["energy_note"]
+
+
+def test_energy_balance_of_a_damped_oscillator():
+    """x'' + c x' + x = 0 from x = 1 at rest (zeta = c/2): x = e^(-zeta t) (cos wd t + zeta/wd sin wd t),
+    v = -e^(-zeta t) sin(wd t) / wd, wd = sqrt(1 - zeta^2); the work of the damper is E(t) - E(0) with
+    E = (v^2 + x^2)/2, and the run's balance E - E0 - W is at the integration error."""
+    from multibody import RunOptions, matrix_system, simulate
+
+    c, t_end = 0.4, 3.0
+    model = matrix_system("damped", ["x"], mass=np.eye(1), forces=lambda q, v, t: -q - c * v,
+                          potential=lambda q: 0.5 * q[0] ** 2, q0=[1.0])
+    r = simulate(model, t_end=t_end, options=RunOptions(rtol=1e-10, atol=1e-12))
+    zeta = c / 2
+    wd = np.sqrt(1 - zeta ** 2)
+    t = r.t[-1]
+    x = np.exp(-zeta * t) * (np.cos(wd * t) + zeta / wd * np.sin(wd * t))
+    v = -np.exp(-zeta * t) * np.sin(wd * t) / wd
+    assert abs(r["work"][-1, 0] - (0.5 * (x ** 2 + v ** 2) - 0.5)) < 1e-8
+    assert r.summary["energy_balance_rel"] < 1e-8 and r.summary["energy_drift_rel"] > 0.3
+
+
+def test_energy_balance_of_the_driven_slider_crank_converges():
+    """The balance is an error measure: it falls with the tolerance (the drivers' work is not conserved)."""
+    from multibody import RunOptions, simulate
+    from multibody.models.linkages import slider_crank
+
+    loose = simulate(slider_crank(), t_end=1.0, options=RunOptions(rtol=1e-5, atol=1e-7)).summary
+    tight = simulate(slider_crank(), t_end=1.0, options=RunOptions(rtol=1e-9, atol=1e-11)).summary
+    assert tight["energy_balance_rel"] < 1e-5 < tight["energy_drift_rel"]
+    assert tight["energy_balance_rel"] < 1e-2 * loose["energy_balance_rel"]

@@ -11,7 +11,8 @@ def human_summary(s: dict) -> str:
              f"{s['rhs_evaluations']} right-hand-side evaluations, {s['wall_time_s']:.3g} s wall",
              (f"  energy drift (relative)  {s['energy_drift_rel']:.3e}" if s.get("energy_conserved", True) else
               f"  energy change (relative) {s['energy_drift_rel']:.3e}  ({s['energy_note'].split(':')[0]}: "
-              "not an error measure)"),
+              "not an error measure)" + (f"\n  energy balance (relative) {s['energy_balance_rel']:.3e}  "
+                                          "(E - E0 - work of drivers and forces)" if "energy_balance_rel" in s else "")),
              f"  max |Phi|                {s['constraint_violation_max']:.3e}",
              f"  max |A v + Phi_t|        {s['velocity_violation_max']:.3e}",
              "  final q  " + ", ".join(f"{n}={x:.6g}" for n, x in zip(s["coordinate_names"], s["final_q"]))]

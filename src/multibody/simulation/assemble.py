@@ -115,13 +115,17 @@ def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
     names, rec0 = segments[0].model.coordinate_names, segments[0].rec
     t = np.concatenate([np.array(s.rec.t) for s in segments])
     arr = {key: np.vstack([np.array(s.rec.rows[key]).reshape(len(s.rec.t), -1) for s in segments])
-           for key in rec0.rows if key != "multipliers"}
+           for key in rec0.rows if key not in ("multipliers", "work")}
     units = coordinate_units(names)
     units = {"q": units, "v": rate_units(units, 1), "a": rate_units(units, 2)}
     series = {key: Series(arr[key], names, description=DESCRIPTIONS[key], column_units=units[key])
               for key in ("q", "v", "a") if key in arr}
     series["energy"] = Series(arr["energy"], ("kinetic", "potential", "total"), "J")
     series["violation"] = Series(arr["violation"], ("position", "velocity"), description=DESCRIPTIONS["violation"])
+    if any("work" in s.rec.rows for s in segments):     # driven, damped or forced models (.work)
+        series["work"] = Series(np.vstack([np.array(s.rec.rows.get("work", [[np.nan]] * len(s.rec.t)), float)
+                                           .reshape(-1, 1) for s in segments]), ("W",), "J",
+                                "work of drivers and non-conservative forces since the segment's start")
     if "multipliers" in rec0.rows:
         mult, labels = _stack(segments, "multipliers", lambda s: s.model.velocity_labels)
         series["multipliers"] = Series(mult, labels, description="Lagrange multipliers (minimum-norm where "
@@ -202,7 +206,11 @@ def _summary(segments, series, log, events, generic) -> dict:
     out["energy_conserved"] = not why
     if why:
         out["energy_note"] = (f"the model is {' and '.join(why)}: energy_drift_rel is the change of the "
-                              "energy, not an error measure")
+                              "energy, not an error measure; energy_balance_rel is")
+    balance = [np.array(s.rec.rows["energy"])[:, 2] - np.array(s.rec.rows["work"])[:, 0] for s in segments
+               if "work" in s.rec.rows]
+    if why and balance:     # max |E(t) - E(t0) - W(t)| / scale over the segments
+        out["energy_balance_rel"] = max(float(np.max(np.abs(b - b[0]))) for b in balance) / scale
     if last.rec.flags is not None:
         out.update(last.rec.flags.summary())
     if steppers and hasattr(steppers[-1], "summary"):

@@ -139,7 +139,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
             fired = [(i, e) for i, e in enumerate(active) if e.crossed(g_old[i], g_new[i])]
             if fired:
                 t_star, y_star, due = locate(form, step, fired, g_old, g_new)
-                rec.record(t_star, y_star, force=True)
+                rec.record_event(step, t_star, y_star)
                 return Segment(model, form, rec, stepper, t_star, y_star, due, time.perf_counter() - wall)
             g_old = g_new
         if y_new is not None:
