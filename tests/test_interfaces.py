@@ -92,3 +92,12 @@ def test_energy_balance_of_the_driven_slider_crank_converges():
     tight = simulate(slider_crank(), t_end=1.0, options=RunOptions(rtol=1e-9, atol=1e-11)).summary
     assert tight["energy_balance_rel"] < 1e-5 < tight["energy_drift_rel"]
     assert tight["energy_balance_rel"] < 1e-2 * loose["energy_balance_rel"]
+
+
+def test_energy_momentum_takes_the_papers_step(tmp_path):
+    """Paper 004 runs the gyro top at dt = 0.01 (Fig. 9): the default --step of energy-momentum."""
+    res = CliRunner().invoke(main, ["run", "gyro-top", "--integrator", "energy-momentum", "--formulation",
+                                    "reduced", "--t-end", "0.1", "--json", "--out", str(tmp_path / "g.h5")])
+    assert res.exit_code == 0, res.output
+    s = json.loads(res.output)
+    assert s["step"] == 0.01 and s["steps"] == 10

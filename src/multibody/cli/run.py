@@ -81,6 +81,8 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         source.settings, integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
         formulation=formulation)
     t_end = default_t if t_end is None else t_end
+    if step is None and STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete:   # the paper's step
+        step = _natural_step(model)
     if plot_dir and not (output_times or output_step or output_interval) and \
             STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:
         output_step = t_end / PLOT_STATES
@@ -132,3 +134,11 @@ def _times(text: str) -> tuple:
         except ValueError:
             raise MultibodyError(f"--output-times: '{item}' is not a number.") from None
     return tuple(out)
+
+
+def _natural_step(name: str) -> float | None:
+    """The built-in model's fixed step of the paper (models.Entry.step; None for other models)."""
+    from ..models import MODELS
+
+    entry = MODELS.get(name)
+    return None if entry is None else entry.step
