@@ -101,3 +101,30 @@ def test_energy_momentum_takes_the_papers_step(tmp_path):
     assert res.exit_code == 0, res.output
     s = json.loads(res.output)
     assert s["step"] == 0.01 and s["steps"] == 10
+
+
+def test_flat_disk_on_the_triangle_equality():
+    """A thin disk, J = diag(0.2, 0.4, 0.2) (J2 = J1 + J3: Euler tensor eq. 158 of paper 004 with one
+    zero), is accepted; torque-free, its spin about the symmetry axis d2 is constant (Euler's equation
+    J2 w2' = (J3 - J1) w3 w1 = 0) and so is its kinetic energy 1/2 w^T J w = 1.925 J."""
+    from multibody import RunOptions, simulate
+
+    b = multibody.SpatialModelBuilder("disk")
+    b.add_body("disk", mass=1.0, inertia=(0.2, 0.4, 0.2), position=(0, 0, 0), omega=(1.0, 3.0, 0.5))
+    r = simulate(b.build(), t_end=2.0, options=RunOptions(rtol=1e-9, atol=1e-11))
+    q, v = r.q, r.v
+    d = [q[:, 3 + 3 * i: 6 + 3 * i] for i in range(3)]
+    dd = [v[:, 3 + 3 * i: 6 + 3 * i] for i in range(3)]
+    omega = 0.5 * sum(np.cross(d[i], dd[i]) for i in range(3))      # w = 1/2 sum d_i x d_i'
+    np.testing.assert_allclose(np.einsum("ki,ki->k", omega, d[1]), 3.0, atol=1e-7)
+    np.testing.assert_allclose(r["energy"][:, 0], 0.5 * (0.2 * 1.0 + 0.4 * 9.0 + 0.2 * 0.25), rtol=1e-8)
+
+
+def test_a_body_with_inertia_on_a_line_is_refused():
+    import pytest
+
+    b = multibody.SpatialModelBuilder("rod")
+    with pytest.raises(multibody.ModelError, match="at most one zero"):
+        b.add_body("rod", mass=1.0, inertia=(0.0, 0.1, 0.1), position=(0, 0, 0))
+    with pytest.raises(multibody.ModelError, match="triangle"):
+        b.add_body("bad", mass=1.0, inertia=(0.1, 0.1, 0.5), position=(0, 0, 0))

@@ -71,9 +71,12 @@ class SpatialModelBuilder:
         else:
             raise ModelError(f"body '{name}': inertia must be (3,) principal values or a (3, 3) tensor.")
         euler = inertia_to_euler(principal)
-        if np.any(euler <= 0):
+        flat = np.abs(euler) <= 1e-12 * np.sum(np.abs(principal))     # on the triangle equality: a flat body
+        if np.any(euler[~flat] < 0) or np.sum(flat) > 1:
             raise ModelError(f"body '{name}': principal inertias {principal} violate the triangle "
-                             "inequality (the Euler tensor of eq. 158 must be positive definite).")
+                             "inequality J_i <= J_j + J_k (the Euler tensor of eq. 158 must be positive "
+                             "semi-definite; at most one zero, a flat body such as a thin disk).")
+        euler = np.where(flat, 0.0, euler)
         if not np.allclose(D.T @ D, np.eye(3), atol=1e-12) or np.linalg.det(D) < 0:
             raise ModelError(f"body '{name}': the directors must be a right-handed orthonormal frame.")
         phi = np.asarray(position, dtype=float).reshape(3)
