@@ -111,21 +111,27 @@ class SpatialModelBuilder:
                                 axis=_unit(axis, f"axis of joint '{name}'")))
 
     def spherical(self, name, body1, body2, *, point):
+        """Ball joint S at the global point (3 rows, paper 004 Sect. 4.5)."""
         self.joint("S", name, body1, body2, point=point)
 
     def revolute(self, name, body1, body2, *, point, axis):
+        """Revolute pair R: a common point and a common axis (5 rows, paper 004 Sect. 4.5)."""
         self.joint("R", name, body1, body2, point=point, axis=axis)
 
     def cylindrical(self, name, body1, body2, *, point, axis, point2=None):
+        """Cylindrical pair C: slides along and turns about the axis (4 rows, paper 004 Sect. 4.5)."""
         self.joint("C", name, body1, body2, point=point, point2=point2, axis=axis)
 
     def prismatic(self, name, body1, body2, *, point, axis, point2=None):
+        """Prismatic pair P: slides along the axis only (5 rows, paper 004 Sect. 4.5)."""
         self.joint("P", name, body1, body2, point=point, point2=point2, axis=axis)
 
     def planar(self, name, body1, body2, *, point, axis, point2=None):
+        """Planar pair E: moves in the plane normal to the axis (3 rows, paper 004 Sect. 4.5)."""
         self.joint("E", name, body1, body2, point=point, point2=point2, axis=axis)
 
     def gravity(self, g: float = 9.81, direction=(0, 0, -1)):
+        """Uniform gravity of magnitude g [m/s^2] along direction (default -z)."""
         self.g = float(g) * _unit(direction, "gravity direction")
 
     # ------------------------------------------------------------------ build
