@@ -113,8 +113,6 @@ class Recorder:
                 self._generalized.append(self.reactions.generalized(A, acc.multipliers))
                 self.extra_labels["reactions"] = self.reactions.labels
             flags = {} if sparse else self.flags.record(q, A)
-            if not sparse and ws.m:
-                flags["singular_margin"] = ((self._margin(A[:ws.m]),), ("s_r/s_1",))
             dist = self.model.distribution
             if dist is not None and not sparse and acc.multipliers is not None:    # paper 001 eq. 32
                 lam = np.nan_to_num(acc.multipliers[:ws.m])
@@ -141,17 +139,6 @@ class Recorder:
             rows = self.reactions.finish(q, np.array(self._generalized)).reshape(len(q), -1)
             self._finished = (len(rows), list(rows))
         return {"reactions": self._finished[1], **self._extra}
-
-    def _margin(self, Phi_q) -> float:
-        """s_r / s_1 of Phi_q, r its numerical rank at the segment's first stored state (relative
-        1e-8): it dips to 0 where a singular configuration is crossed (paper 000 Sect. 2.4: the rank
-        drops there), also for models with redundant rows, whose generic rank is below m."""
-        sv = np.linalg.svd(Phi_q, compute_uv=False)
-        if sv.size == 0 or sv[0] == 0:
-            return 1.0
-        if getattr(self, "_rank", None) is None:
-            self._rank = max(1, int(np.sum(sv > 1e-8 * sv[0])))
-        return float(sv[min(self._rank, len(sv)) - 1] / sv[0])
 
     def _outputs(self, t, q, v, sparse):
         """Accelerations, (max |Phi|, max |C v + b|) and C at a stored state: compiled when the
