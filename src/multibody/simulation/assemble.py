@@ -146,8 +146,7 @@ def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
 def nonconservative(segments) -> list[str]:
     """Why the total energy need not stay constant (empty: it must): "driven" (a constraint with
     Phi_t != 0 at the start of a segment, i.e. rheonomic: a driver does work), "damped" (spring-dampers
-    with damping), "forced" (user forces, which may do work; a matrix system's gravity is one, so such a
-    model's drift is flagged although it may be conserved)."""
+    with damping), "forced" (user forces that are not -grad V, :func:`_potential_forces`)."""
     from ..model.forces import GeneralizedForce, PointForce, SpringDampers
 
     why = []
@@ -208,12 +207,13 @@ def _summary(segments, series, log, events, generic) -> dict:
                                           "0.506 at dt = 0.01, 0.005, 0.0025), it is not a drift")
     why = nonconservative(segments)
     out["energy_conserved"] = not why
-    if why:
-        out["energy_note"] = (f"the model is {' and '.join(why)}: energy_drift_rel is the change of the "
-                              "energy, not an error measure; energy_balance_rel is")
     balance = [np.array(s.rec.rows["energy"])[:, 2] - np.array(s.rec.rows["work"])[:, 0] for s in segments
                if "work" in s.rec.rows]
-    if why and balance:     # max |E(t) - E(t0) - W(t)| / scale over the segments
+    known = bool(balance) and all(np.all(np.isfinite(b)) for b in balance)   # multipliers and dense output
+    if why:
+        out["energy_note"] = (f"the model is {' and '.join(why)}: energy_drift_rel is the change of the energy, "
+                              "not an error measure" + ("; energy_balance_rel is" if known else ""))
+    if why and known:     # max |E(t) - E(t0) - W(t)| / scale over the segments
         out["energy_balance_rel"] = max(float(np.max(np.abs(b - b[0]))) for b in balance) / scale
     if last.rec.flags is not None:
         out.update(last.rec.flags.summary())
