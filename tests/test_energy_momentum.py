@@ -130,7 +130,8 @@ def test_simulate_and_cli_run_the_energy_momentum_integrator(tmp_path):
     assert out.exit_code == 0, out.output
     summary = json.loads(out.output)
     assert summary["unknowns"] == 21 and summary["newton_tolerance"] == 1e-13
-    bad = CliRunner().invoke(main, ["run", "gyro-top", "--integrator", "energy-momentum",
+    # a model without the paper's step (built-in spatial models default to dt = 0.01, issue 13)
+    bad = CliRunner().invoke(main, ["run", "pendulum", "--integrator", "energy-momentum",
                                     "--out", str(tmp_path / "u.h5")])
     assert bad.exit_code == 2 and "--step" in bad.output
     with pytest.raises(MultibodyError, match="constrained or reduced"):

@@ -46,7 +46,7 @@ def human_reactions(table) -> str:
     """The per-pair solvability table (paper 003 Sect. 3.3)."""
     if not table:
         return "  reactions: no constraint rows"
-    width = max(len(e["name"]) for e in table)
+    width = max(len("pair"), *(len(e["name"]) for e in table))    # short names: the header still fits
     lines = ["  reactions (paper 003 eq. 27)",
              f"    {'pair':<{width}}  unique  multipliers  rows"]
     for e in table:

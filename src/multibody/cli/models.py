@@ -14,13 +14,13 @@ def _description(entry) -> str:
 
 
 @click.command("models")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per model: name, t_end, events, "
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per model: name, t_end, events, step (energy-momentum), "
                                                       "description.")
 def models_cmd(as_json):
     """List the built-in models with their end time (the default --t-end) and description."""
     from ..models import MODELS
 
-    rows = [{"name": name, "t_end": e.t_end, "events": len(e.events), "description": _description(e)}
+    rows = [{"name": name, "t_end": e.t_end, "events": len(e.events), "step": e.step, "description": _description(e)}
             for name, e in MODELS.items()]
     if as_json:
         click.echo(json.dumps(rows))

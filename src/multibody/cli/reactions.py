@@ -4,6 +4,7 @@ equal, the others not; optional figure in the style of paper 003 Fig. 4."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -35,7 +36,8 @@ def reactions_experiment_cmd(model, eliminate, t_end, step, plot_dir, show, as_j
                          for e in eliminate})
     else:
         variants = choose_variants(mdl)
-    ex = run_experiment(mdl, variants, t_end=t_end or default_t, step=step)
+    ex = run_experiment(mdl, variants, t_end=t_end or default_t, step=step,
+                        progress=sys.stderr.isatty() and not as_json)
     out = ex.to_dict()
     if plot_dir:
         from ..plot.reactions import reactions_figure

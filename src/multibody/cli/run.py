@@ -63,7 +63,8 @@ PLOT_STATES = 500
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG figures into this directory. Without --output-times/--output-step/"
                    "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
-                   "curves are smooth, when the integrator has a dense output.")
+                   "curves are smooth, when the integrator has a dense output (not for --formulation nullspace, "
+                   "whose figures show the tangent basis of each step).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
@@ -81,8 +82,10 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         source.settings, integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
         formulation=formulation)
     t_end = default_t if t_end is None else t_end
-    if plot_dir and not (output_times or output_step or output_interval) and \
-            STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:
+    if step is None and STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete:   # the paper's step
+        step = _natural_step(model)
+    if plot_dir and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
+            STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:   # nullspace figures: per-step basis data
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
                          rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
@@ -132,3 +135,11 @@ def _times(text: str) -> tuple:
         except ValueError:
             raise MultibodyError(f"--output-times: '{item}' is not a number.") from None
     return tuple(out)
+
+
+def _natural_step(name: str) -> float | None:
+    """The built-in model's fixed step of the paper (models.Entry.step; None for other models)."""
+    from ..models import MODELS
+
+    entry = MODELS.get(name)
+    return None if entry is None else entry.step

@@ -11,9 +11,12 @@ def human_summary(s: dict) -> str:
              f"{s['rhs_evaluations']} right-hand-side evaluations, {s['wall_time_s']:.3g} s wall",
              (f"  energy drift (relative)  {s['energy_drift_rel']:.3e}" if s.get("energy_conserved", True) else
               f"  energy change (relative) {s['energy_drift_rel']:.3e}  ({s['energy_note'].split(':')[0]}: "
-              "not an error measure)"),
+              "not an error measure)" + (f"\n  energy balance (relative) {s['energy_balance_rel']:.3e}  "
+                                          "(E - E0 - work of drivers and forces)" if "energy_balance_rel" in s else "")),
              f"  max |Phi|                {s['constraint_violation_max']:.3e}",
-             f"  max |A v + Phi_t|        {s['velocity_violation_max']:.3e}",
+             f"  max |A v + Phi_t|        {s['velocity_violation_max']:.3e}"
+             + ("  (at the nodes; the scheme enforces G v_n+1/2 = 0, paper 004 eq. 12)"
+                if "velocity_violation_note" in s else ""),
              "  final q  " + ", ".join(f"{n}={x:.6g}" for n, x in zip(s["coordinate_names"], s["final_q"]))]
     if "newton_iterations" in s and "factorizations" in s:   # generalized-alpha
         lines[1] = (f"  t_end {s['t_end']:g} s: {s['steps']} steps of {s['step']:g} s ({s['halved_steps']} halved), "

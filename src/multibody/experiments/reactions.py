@@ -14,6 +14,7 @@ X counts as numerically unique when spread_X <= ``NUMERIC_UNIQUE``.
 from __future__ import annotations
 
 import itertools
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,15 +96,20 @@ def choose_variants(model: Model, count: int = 3, t: float = 0.0) -> dict:
 
 
 def run_experiment(model: Model, variants: dict | None = None, *, t_end: float, step: float = 5e-3,
-                   integrator: str = "rk4") -> ExperimentResult:
+                   integrator: str = "rk4", progress: bool = False) -> ExperimentResult:
     """Simulate ``model`` once per variant (name -> labels of eliminated rows) with the lagrange
-    formulation on one fixed time grid; compare motion and joint reactions (see module docstring)."""
+    formulation on one fixed time grid; compare motion and joint reactions (see module docstring).
+    ``progress``: a progress bar per run and one line per variant on the ``multibody`` logger."""
     variants = variants or choose_variants(model)
     q0, _ = consistent_state(model)
     analysis = solvability_at(model, q0)
     opts = RunOptions(integrator=integrator, step=step)
-    results = {name: simulate(model, t_end=t_end, options=opts, formulation_options={"eliminate": tuple(rows)})
-               for name, rows in variants.items()}
+    results = {}
+    for i, (name, rows) in enumerate(variants.items()):
+        if progress:
+            logging.getLogger("multibody").warning(f"variant {i + 1}/{len(variants)}: {name}")
+        results[name] = simulate(model, t_end=t_end, options=opts, formulation_options={"eliminate": tuple(rows)},
+                                 progress=progress)
     ref = next(iter(results.values()))
     if "reactions" not in ref.series:
         raise MultibodyError(f"Model '{model.name}' has no joint reactions to compare (build it with joints).")

@@ -193,6 +193,11 @@ class ModelBuilder:
     # ----------------------------------------------------------------- forces
     def spring_damper(self, name, a, b, *, stiffness, damping=0.0, free_length=None, on_a=None, on_b=None,
                       at_a=None, at_b=None) -> str:
+        """A linear spring-damper between a point of body a and one of body b (bodies or "ground"):
+        tension F = stiffness (l - free_length) + damping l' along the line between the points
+        (model.forces.SpringDampers); points as for joints (``at`` global, ``on`` body-fixed); the free
+        length defaults to the initial distance. The spring has the potential 1/2 k (l - l0)^2, the
+        damper dissipates (the run's energy_balance_rel accounts for it)."""
         self._check_joint(name, a, b)
         la, lb = self._local(a, on_a, at_a, name), self._local(b, on_b, at_b, name)
         if free_length is None:

@@ -71,9 +71,12 @@ class SpatialModelBuilder:
         else:
             raise ModelError(f"body '{name}': inertia must be (3,) principal values or a (3, 3) tensor.")
         euler = inertia_to_euler(principal)
-        if np.any(euler <= 0):
+        flat = np.abs(euler) <= 1e-12 * np.sum(np.abs(principal))     # on the triangle equality: a flat body
+        if np.any(euler[~flat] < 0) or np.sum(flat) > 1:
             raise ModelError(f"body '{name}': principal inertias {principal} violate the triangle "
-                             "inequality (the Euler tensor of eq. 158 must be positive definite).")
+                             "inequality J_i <= J_j + J_k (the Euler tensor of eq. 158 must be positive "
+                             "semi-definite; at most one zero, a flat body such as a thin disk).")
+        euler = np.where(flat, 0.0, euler)
         if not np.allclose(D.T @ D, np.eye(3), atol=1e-12) or np.linalg.det(D) < 0:
             raise ModelError(f"body '{name}': the directors must be a right-handed orthonormal frame.")
         phi = np.asarray(position, dtype=float).reshape(3)
@@ -108,21 +111,27 @@ class SpatialModelBuilder:
                                 axis=_unit(axis, f"axis of joint '{name}'")))
 
     def spherical(self, name, body1, body2, *, point):
+        """Ball joint S at the global point (3 rows, paper 004 Sect. 4.5)."""
         self.joint("S", name, body1, body2, point=point)
 
     def revolute(self, name, body1, body2, *, point, axis):
+        """Revolute pair R: a common point and a common axis (5 rows, paper 004 Sect. 4.5)."""
         self.joint("R", name, body1, body2, point=point, axis=axis)
 
     def cylindrical(self, name, body1, body2, *, point, axis, point2=None):
+        """Cylindrical pair C: slides along and turns about the axis (4 rows, paper 004 Sect. 4.5)."""
         self.joint("C", name, body1, body2, point=point, point2=point2, axis=axis)
 
     def prismatic(self, name, body1, body2, *, point, axis, point2=None):
+        """Prismatic pair P: slides along the axis only (5 rows, paper 004 Sect. 4.5)."""
         self.joint("P", name, body1, body2, point=point, point2=point2, axis=axis)
 
     def planar(self, name, body1, body2, *, point, axis, point2=None):
+        """Planar pair E: moves in the plane normal to the axis (3 rows, paper 004 Sect. 4.5)."""
         self.joint("E", name, body1, body2, point=point, point2=point2, axis=axis)
 
     def gravity(self, g: float = 9.81, direction=(0, 0, -1)):
+        """Uniform gravity of magnitude g [m/s^2] along direction (default -z)."""
         self.g = float(g) * _unit(direction, "gravity direction")
 
     # ------------------------------------------------------------------ build

@@ -19,7 +19,11 @@ _STYLES = [dict(ls="-", lw=1.6), dict(ls="--", lw=1.3), dict(ls=":", lw=1.6), di
 
 
 def _style(i: int) -> dict:
-    return dict(color=f"C{i % 10}", **_STYLES[(i // 10 + i) % len(_STYLES)])
+    """Colour, dash pattern and a width that shrinks with i: a curve drawn over an equal one (e.g. the
+    equal cranks of the double four-bar) leaves the earlier, wider one visible around it."""
+    style = dict(color=f"C{i % 10}", **_STYLES[(i // 10 + i) % len(_STYLES)])
+    style["lw"] = max(0.8, 3.0 - 0.45 * i)
+    return style
 
 
 def legend_outside(ax, **kw) -> None:
@@ -42,6 +46,7 @@ def trajectories(result: Result, path: Path) -> Path:
                 ax.plot(result.t, result[key][:, i], label=names[i], **_style(j))
             ax.set_ylabel(_GROUPS[unit][row])
             ax.grid(alpha=0.3)
+            _mark_events(ax, result)
         legend_outside(axes[0, col], ncol=1 if mask.sum() <= 12 else 2)
         axes[1, col].set_xlabel("t [s]")
     fig.suptitle(f"{result.summary.get('model', '')}: coordinates and velocities")
@@ -55,13 +60,13 @@ def energy(result: Result, path: Path) -> Path:
     for i, lab in enumerate(result.series["energy"].labels):
         ax1.plot(result.t, e[:, i], label=lab, **_style(i))
     ax1.set_ylabel("energy [J]")
+    _mark_events(ax1, result)
     legend_outside(ax1)
     ax1.grid(alpha=0.3)
     ax2.plot(result.t, e[:, 2] - e[0, 2])
     ax2.set_ylabel("E(t) - E(0) [J]")
     ax2.set_xlabel("t [s]")
     ax2.grid(alpha=0.3)
-    _mark_events(ax1, result)
     _mark_events(ax2, result)
     fig.suptitle(f"{result.summary.get('model', '')}: energy")
     return _save(fig, path)
@@ -70,6 +75,14 @@ def energy(result: Result, path: Path) -> Path:
 def _mark_events(ax, result) -> None:
     for e in result.events:
         ax.axvline(e["t"], color="0.5", lw=0.8, ls=":")
+    for i, t in enumerate(singular_crossings(result)):
+        ax.axvline(t, color="C3", lw=0.9, ls="--", alpha=0.6, label="singular crossing" if i == 0 else None)
+
+
+def singular_crossings(result) -> list[float]:
+    """Times of the singular configurations the run crossed (``summary["singular_crossings"]``, located by
+    simulation.crossings of issue 12; none listed before that is merged)."""
+    return [float(e["t"]) for e in result.summary.get("singular_crossings", []) or []]
 
 
 #: values below this are round-off (or exact zeros): drawn on this line, not as spikes down to 1e-40
@@ -96,8 +109,8 @@ def violation(result: Result, path: Path) -> Path:
         ax.text(0.02, 0.9, f"identically zero: {', '.join(zero)}", transform=ax.transAxes, fontsize=8)
     ax.set_xlabel("t [s]")
     ax.set_ylabel("max |residual| (length or rate units)")
-    legend_outside(ax)
     _mark_events(ax, result)
+    legend_outside(ax)
     ax.grid(alpha=0.3, which="both")
     ax.set_title(f"{result.summary.get('model', '')}: |Phi| (position) and |A v + Phi_t| (velocity) at the "
                  "stored states", fontsize=9)

@@ -68,8 +68,8 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
 
 def blas_threads():
     """A threadpoolctl context with MULTIBODY_BLAS_THREADS BLAS threads (default 1): the dense systems of
-    a mechanism are small, and a threaded BLAS on a loaded 2-core machine made a 60 x 60 SVD 14 times
-    slower (issue 13 item 2)."""
+    a mechanism are small, and a threaded BLAS on a loaded 2-core machine took 18 ms for a 60 x 60 SVD
+    instead of 1.3 ms (issue 13 item 2)."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(int(os.environ.get("MULTIBODY_BLAS_THREADS", "1")), user_api="blas")
@@ -140,7 +140,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
             fired = [(i, e) for i, e in enumerate(active) if e.crossed(g_old[i], g_new[i])]
             if fired:
                 t_star, y_star, due = locate(form, step, fired, g_old, g_new)
-                rec.record(t_star, y_star, force=True)
+                rec.record_event(step, t_star, y_star)
                 return Segment(model, form, rec, stepper, t_star, y_star, due, time.perf_counter() - wall)
             g_old = g_new
         if y_new is not None:

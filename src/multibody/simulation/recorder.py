@@ -17,6 +17,7 @@ from ..assembly import kinetic_energy
 from ..formulations.base import Accelerations, Formulation
 from ..kinematics import solve_positions, solve_velocities
 from ..model.system import Model
+from .work import WorkIntegral, needs_balance
 
 #: relative slack when comparing a step's time with the next output time (round-off of t sums)
 OUTPUT_TIME_RTOL = 1e-9
@@ -29,6 +30,7 @@ class Recorder:
     def __init__(self, model: Model, form: Formulation, interval: float = 0.0, stepper=None, times=None):
         self.model, self.form, self.interval, self.stepper = model, form, float(interval), stepper
         self.times = times      # output times (simulation.options.output_grid) or None: accepted steps
+        self.work, self._w = None, 0.0     # the work of drivers and forces (.work), set in start()
         keys = ("q", "v", "energy", "violation") + (() if form.discrete else ("a", "multipliers"))
         self.t, self.rows, self._extra = [], {k: [] for k in keys}, {}
         self.extra_labels, self._generalized, self._finished = {}, [], (0, [])  # reactions: finished lazily
@@ -38,19 +40,40 @@ class Recorder:
     def start(self, t0: float, y: np.ndarray, after_event: bool) -> None:
         """The segment's first state: always stored without output times; with them, if t0 is one
         of them or the state after an event's jump (the state before it is stored by the event)."""
+        q0 = self.form.split(t0, y)[0]
+        self.work = WorkIntegral(self.model, self.form) if needs_balance(self.model, self.form, t0, q0) else None
         if self.times is None or after_event or np.any(np.abs(self.times - t0) <= self._slack(t0)):
             self.record(t0, y, force=True)
+
+    def record_event(self, step, t: float, y: np.ndarray) -> None:
+        """The state at an event located inside ``step`` (the work W up to t on the dense output)."""
+        if self.work is not None:
+            self._w = self.work.at(step, t)
+        self.record(t, y, force=True)
 
     def after_step(self, step, t: float, y: np.ndarray, final: bool) -> None:
         """After an accepted step (t, y: the state the stepper continues from, e.g. projected): that
         state, or with output times the dense output ``step.dense`` at the times in (t_old, t]
         (at t itself: y)."""
         if self.times is None:
+            self._advance_work(step)
             self.record(t, y, force=final)
             return
         lo = step.t_old + self._slack(step.t_old)
         for s in self.times[(self.times > lo) & (self.times <= t + self._slack(t))]:
+            if self.work is not None and step.dense is not None:
+                self._w = self.work.at(step, float(s))
             self.record(float(s), y if abs(s - t) <= self._slack(t) else self._sample(step, float(s)), force=True)
+        self._advance_work(step)
+
+    def _advance_work(self, step) -> None:
+        """W at the end of the step (NaN without a dense output: no balance)."""
+        if self.work is not None:
+            if step.dense is None:
+                self.work.W = np.nan
+            else:
+                self.work.advance(step)
+            self._w = self.work.W
 
     def _sample(self, step, s: float) -> np.ndarray:
         """The dense output at s; for a formulation that projects its accepted steps (``projects_state``:
@@ -95,9 +118,11 @@ class Recorder:
                 lam = np.nan_to_num(acc.multipliers[:ws.m])
                 flags["physical_reactions"] = (reactions_from_constraint_force(dist.B(q, t), A[:ws.m].T @ lam),
                                                dist.labels)
+        if self.work is not None:
+            values["work"] = (np.nan if self._w is None else self._w,)
         self.t.append(t)
         for key, val in values.items():
-            self.rows[key].append(np.array(val, dtype=float))
+            self.rows.setdefault(key, []).append(np.array(val, dtype=float))
         channels = getattr(self.stepper, "channels", None)
         for key, (vals, labels) in {**flags, **form.channels(t, y), **(channels(t, y) if channels else {})}.items():
             self._extra.setdefault(key, []).append(np.asarray(vals, dtype=float))
