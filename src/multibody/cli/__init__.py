@@ -13,6 +13,7 @@ from .common import ErrorGroup, clean_messages, limit_blas_threads
 from .criterion import criterion_cmd
 from .export import export_cmd
 from .import_urdf import import_urdf_cmd
+from .kinematics_cmd import kinematics_cmd
 from .models import models_cmd
 from .reactions import reactions_experiment_cmd
 from .run import run_cmd
@@ -20,7 +21,7 @@ from .statics import equilibrium_cmd, modes_cmd
 from .sweep import sweep_cmd
 
 COMMANDS = (models_cmd, run_cmd, analyze_cmd, criterion_cmd, sweep_cmd, reactions_experiment_cmd, export_cmd,
-            import_urdf_cmd, equilibrium_cmd, modes_cmd)
+            import_urdf_cmd, equilibrium_cmd, modes_cmd, kinematics_cmd)
 
 
 @click.group(cls=ErrorGroup)
