@@ -189,3 +189,17 @@ def test_local_cluster_workers_start_warm():
     with Cluster(distributed, 2, None, warm=(spec, {"omega0": -1.0}, {})) as client:
         states = list(client.run(state).values())
     assert states == [(True, "1"), (True, "1")]
+
+
+def test_sweep_refuses_a_text_value_for_a_numeric_parameter_and_fails_when_every_scenario_fails(tmp_path):
+    """`--param mass=abc` names the parameter before any scenario runs; a sweep whose scenarios all fail (every
+    mass negative) writes its table of errors and exits non-zero (issue 13 item 11, issue 17)."""
+    from click.testing import CliRunner
+    from multibody.cli import main
+    out = CliRunner().invoke(main, ["sweep", "pendulum", "--param", "mass=abc", "--out", str(tmp_path / "a.csv")])
+    assert out.exit_code == 2 and "parameter 'mass'" in out.output and "'abc'" in out.output
+    assert not (tmp_path / "a.csv").exists()
+    out = CliRunner().invoke(main, ["sweep", "pendulum", "--param", "mass=-1,-2", "--workers", "1",
+                                    "--out", str(tmp_path / "b.csv")])
+    assert out.exit_code == 2 and "every scenario of the sweep failed" in out.output
+    assert (tmp_path / "b.csv").exists()

@@ -59,6 +59,10 @@ def sweep_cmd(model, params, t_end, rtol, atol, integrator, formulation, workers
         click.echo(json.dumps({**summary, "columns": table.columns, "rows": table.rows}, default=str))
     else:
         click.echo(_human(summary, table))
+    if table.failed and len(table.failed) == len(table):
+        from ..errors import SimulationError
+        raise SimulationError(f"every scenario of the sweep failed ({len(table)}; the first: "
+                              f"{table.failed[0]['error']}); the table with their errors is in {', '.join(files)}.")
 
 
 def _human(s: dict, table) -> str:

@@ -120,6 +120,14 @@ def check_scenarios(spec: ModelSpec, scenarios: list[dict]) -> None:
         raise MultibodyError(f"model '{spec.name}' has no parameter {', '.join(map(repr, unknown))}; its "
                              f"factory accepts: {', '.join(sorted(kwargs)) or 'none'}; run options: "
                              f"{', '.join(RUN_KEYS)}; initial conditions and locks: q0:NAME, v0:NAME, lock:NAME.")
+    for name in sorted(factory_names & kwargs):        # a number where the factory's default is one
+        default = sig.parameters[name].default
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            bad = [v for sc in scenarios if name in sc for v in [sc[name]]
+                   if isinstance(v, str) or isinstance(v, bool)]
+            if bad:
+                raise MultibodyError(f"parameter '{name}' of model '{spec.name}' is a number (default {default}), "
+                                     f"got {bad[0]!r}.")
     coords = {n.split(":", 1)[1] for n in names if n.startswith(PREFIXES)}
     if coords or accepts_any:
         try:
