@@ -91,30 +91,27 @@ class Equilibrium:
                 "residual": self.residual, "iterations": self.iterations}
 
 
+def _central(g, x: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """dg/dx (k, n) by central differences with the step steps[j] for column j (set-up, not a hot path)."""
+    cols = []
+    for j, h in enumerate(steps):
+        e = np.zeros_like(x)
+        e[j] = h
+        cols.append((g(x + e) - g(x - e)) / (2 * h))
+    return np.column_stack(cols) if cols else np.zeros((len(g(x)), 0))
+
+
 def tangent_stiffness(ws: Workspace, t: float, q: np.ndarray, lam: np.ndarray,
                       v: np.ndarray | None = None) -> np.ndarray:
     """K = d/dq [A(q)^T lambda - f(t, q, v)] (n, n) by central differences (module doc)."""
     v = np.zeros_like(q) if v is None else v
     g = lambda x: ws.constraints(t, x, v)[1].T @ lam - ws.forces(t, x, v)     # noqa: E731
-    n, L = len(q), ws.model.length_scale
-    K = np.empty((n, n))
-    for j in range(n):          # set-up of an analysis, not the hot path of a run
-        h = STIFFNESS_STEP * max(abs(q[j]), L)
-        e = np.zeros(n)
-        e[j] = h
-        K[:, j] = (g(q + e) - g(q - e)) / (2 * h)
-    return K
+    return _central(g, q, STIFFNESS_STEP * np.maximum(np.abs(q), ws.model.length_scale))
 
 
 def damping_matrix(ws: Workspace, t: float, q: np.ndarray) -> np.ndarray:
     """C_t = -df/dv (n, n) at v = 0 by central differences."""
-    n = len(q)
-    C = np.empty((n, n))
-    for j in range(n):
-        e = np.zeros(n)
-        e[j] = STIFFNESS_STEP
-        C[:, j] = -(ws.forces(t, q, e) - ws.forces(t, q, -e)) / (2 * STIFFNESS_STEP)
-    return C
+    return _central(lambda v: -ws.forces(t, q, v), np.zeros_like(q), np.full(len(q), STIFFNESS_STEP))
 
 
 def _state(model, ws, t, q, fscale=None):
