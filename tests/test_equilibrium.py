@@ -156,3 +156,13 @@ def test_kinematics_refuses_free_motions_and_runs_from_the_cli(tmp_path):
     assert out.exit_code == 0, out.output
     from multibody import Result
     assert Result.load(path).series["driver_efforts"].labels == ("O-driver.angle",)
+
+
+def test_run_start_at_equilibrium_stays_at_rest(tmp_path):
+    """`run --start-at-equilibrium`: the pendulum released horizontally in the model starts at rest at the bottom
+    instead, and stays there (no transient: q'' = 0 at a static equilibrium)."""
+    out = CliRunner().invoke(main, ["run", "pendulum", "--start-at-equilibrium", "--json",
+                                    "--out", str(tmp_path / "p.h5")])
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.output)
+    np.testing.assert_allclose(d["final_q"], [0.0, -1.0], atol=1e-9)

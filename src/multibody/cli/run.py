@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+import numpy as np
 
 from ..errors import MultibodyError
 from ..formulations.registry import FORMULATIONS
@@ -65,10 +66,13 @@ PLOT_STATES = 500
                    "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
                    "curves are smooth, when the integrator has a dense output (not for --formulation nullspace, "
                    "whose figures show the tangent basis of each step).")
+@click.option("--start-at-equilibrium", is_flag=True,
+              help="Start at rest at the static equilibrium nearest to the model's initial configuration "
+                   "(multibody equilibrium), so the run has no transient from an unbalanced start.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
-            out, csv_path, plot_dir, as_json, event_specs=()):
+            out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
     from ..fast.warm import cold_start
@@ -78,6 +82,8 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
 
     source = load_source(model)
     mdl, default_t = source.model, source.t_end
+    if start_at_equilibrium:
+        mdl = at_equilibrium(mdl)
     integrator, rtol, atol, step, output_interval, formulation = suggested(
         source.settings, integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
         formulation=formulation)
@@ -114,6 +120,13 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
 
         result.summary["figures"] = [str(p) for p in run_figures(result, mdl, plot_dir, options)]
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
+
+
+def at_equilibrium(model):
+    """The model starting at rest at its static equilibrium (analysis.equilibrium; issue 21 item 2)."""
+    from ..analysis.equilibrium import equilibrium
+
+    return model.with_initial(q0=equilibrium(model).q, v0=np.zeros(model.n), velocity_given=())
 
 
 def suggested(settings: dict, **given):
