@@ -189,12 +189,20 @@ def test_double_four_bar_singular_events(double_four_bar_runs):
             np.testing.assert_allclose(N.T @ u, 0.0, atol=1e-7)
 
 
+def _local_jump(r) -> float:
+    """max_k |qd_k+1 - qd_k| / max(|qd_k+1|, |qd_k|) over the stored steps: 2 at a sign flip."""
+    w = r["qd_ind"][:, 0]
+    return float(np.max(np.abs(np.diff(w)) / np.maximum(np.maximum(np.abs(w[1:]), np.abs(w[:-1])), 1e-300)))
+
+
 def test_continuation_has_no_velocity_jumps(double_four_bar_runs):
-    """Continuation: consecutive qd differ by a small fraction of their scale; recompute flips signs
-    (a jump of twice the value, paper 000 Sect. 3.1)."""
+    """Continuation: consecutive qd differ by a small fraction of their scale; recompute flips signs (a jump of
+    twice the value, paper 000 Sect. 3.1). The flips come from the sign choice of a fresh QR, i.e. round-off:
+    which steps flip depends on the BLAS kernel (36 flips under SkylakeX, 42 under Haswell), so the jump is
+    measured relative to the value at the flip, not to the run's largest |qd| (0.95 vs 1.86 of it)."""
     _, runs = double_four_bar_runs
-    assert runs["continuation"].summary["qd_ind_jump_max_rel"] < 0.1
-    assert runs["recompute"].summary["qd_ind_jump_max_rel"] > 1.0
+    assert runs["continuation"].summary["qd_ind_jump_max_rel"] < 0.1 and _local_jump(runs["continuation"]) < 0.1
+    assert _local_jump(runs["recompute"]) > 1.5
 
 
 def test_2x2_agreement_and_continuity():
