@@ -166,3 +166,10 @@ def test_run_start_at_equilibrium_stays_at_rest(tmp_path):
     assert out.exit_code == 0, out.output
     d = json.loads(out.output)
     np.testing.assert_allclose(d["final_q"], [0.0, -1.0], atol=1e-9)
+
+
+def test_modes_plot_draws_each_mode_on_the_mechanism(tmp_path):
+    out = CliRunner().invoke(main, ["modes", "physical-pendulum", "--plot", str(tmp_path), "--json"])
+    assert out.exit_code == 0, out.output
+    figures = json.loads(out.output)["figures"]
+    assert len(figures) == 1 and (tmp_path / "physical-pendulum-mode1.png").stat().st_size > 10_000

@@ -41,8 +41,10 @@ def equilibrium_cmd(model, as_json):
 @click.option("--at", "at", type=click.Choice(["equilibrium", "initial"]), default="equilibrium",
               show_default=True, help="Linearise about the static equilibrium found from the initial configuration, "
                                       "or about the initial configuration itself (it must be an equilibrium).")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+              help="Write one PNG per mode (the mechanism at the equilibrium and displaced along the mode).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def modes_cmd(model, at, as_json):
+def modes_cmd(model, at, as_json, plot_dir=None):
     """Natural frequencies (Hz), damping ratios and mode shapes of MODEL about a static equilibrium."""
     from ..analysis.equilibrium import equilibrium, modes
     from ..errors import MultibodyError
@@ -57,8 +59,13 @@ def modes_cmd(model, at, as_json):
         raise MultibodyError(f"Model '{mdl.name}': the initial configuration is not a static equilibrium "
                              f"({exc}); use --at equilibrium.") from None
     md = modes(mdl, eq)
+    figures = []
+    if plot_dir:
+        from ..plot.modes import mode_figures
+        figures = [str(p) for p in mode_figures(mdl, eq, md, plot_dir)]
     if as_json:
-        click.echo(json.dumps({"model": mdl.name, "at": at, "stability": eq.stability, **md.to_dict()}))
+        click.echo(json.dumps({"model": mdl.name, "at": at, "stability": eq.stability, **md.to_dict(),
+                               "figures": figures}))
         return
     lines = [f"model {mdl.name}: modes about the {eq.stability} equilibrium"]
     for k, (f, z) in enumerate(zip(md.frequencies_hz, md.damping_ratios), 1):
@@ -66,4 +73,4 @@ def modes_cmd(model, at, as_json):
         shape = ", ".join(f"{mdl.coordinate_names[i]} {md.shapes[i, k - 1]:+.3f}" for i in big)
         freq = "unstable (w^2 < 0)" if np.isnan(f) else f"{f:.6g} Hz"
         lines.append(f"  mode {k}: {freq}, damping ratio {z:.3g}; largest: {shape}")
-    click.echo("\n".join(lines))
+    click.echo("\n".join(lines + [f"  figure {p}" for p in figures]))

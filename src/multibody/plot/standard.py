@@ -118,11 +118,11 @@ def violation(result: Result, path: Path) -> Path:
 
 
 def ground_points(model) -> np.ndarray:
-    """(k, 2) positions of the joints to ground (pivots; for a ground marker the local vector is its global
+    """(k, 2) positions of the joints and rods to ground (pivots; for a ground marker the local vector is its global
     position, model.markers)."""
-    from ..model.constraints import Coincident
+    from ..model.constraints import Coincident, Distance
 
-    pts = [ms.local[ms.cols[:, 0] == model.n] for g in model.constraints if isinstance(g, Coincident)
+    pts = [ms.local[ms.cols[:, 0] == model.n] for g in model.constraints if isinstance(g, (Coincident, Distance))
            for ms in (g.pi, g.pj) if not ms.is_vector]
     return np.unique(np.vstack(pts), axis=0) if pts else np.zeros((0, 2))
 
@@ -131,30 +131,48 @@ def snapshots(result: Result, model, path: Path, count: int = 8) -> Path | None:
     """The mechanism drawn at ``count`` instants (bodies by their outlines), pivots to ground as triangles."""
     if not model.bodies:
         return None
-    from ..linalg.rotations import rotate
-
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 6))
     idx = np.linspace(0, len(result.t) - 1, count).astype(int)
     colors = plt.cm.viridis(np.linspace(0, 1, count))
     for c, k in zip(colors, idx):
-        q = result.q[k]
-        for b in model.bodies:
-            x, y = q[b.cols[0]], q[b.cols[1]]
-            th = q[b.cols[2]] if b.cols[2] >= 0 else 0.0
-            pts = np.array([x, y]) + rotate(np.full(len(b.outline), th), b.outline)
-            ax.plot(pts[:, 0], pts[:, 1], "-o", color=c, ms=2, lw=2 if len(pts) > 1 else 0)
-        ax.plot([], [], color=c, label=f"t = {result.t[k]:.3g} s")
+        draw_mechanism(ax, model, result.q[k], color=c, label=f"t = {result.t[k]:.3g} s")
+    finish_mechanism_axes(ax, model, f"{result.summary.get('model', '')}: snapshots")
+    return _save(fig, path)
+
+
+def draw_mechanism(ax, model, q, **style) -> None:
+    """The planar bodies of ``model`` at q by their outlines (style: matplotlib line keywords; ``label`` once)."""
+    from ..linalg.rotations import rotate
+
+    label = style.pop("label", None)
+    for b in model.bodies:
+        x, y = q[b.cols[0]], q[b.cols[1]]
+        th = q[b.cols[2]] if b.cols[2] >= 0 else 0.0
+        pts = np.array([x, y]) + rotate(np.full(len(b.outline), th), b.outline)
+        ax.plot(pts[:, 0], pts[:, 1], marker="o", ms=2, lw=2 if len(pts) > 1 else 0, **style)
+    from ..model.constraints import Distance
+
+    qe = np.r_[q, 0.0]
+    for g in model.constraints:          # massless rods (distance joints) as thin lines between their points
+        if isinstance(g, Distance):
+            a, b = g.pi.evaluate(qe, qe).pos, g.pj.evaluate(qe, qe).pos
+            for pa, pb in zip(a, b):
+                ax.plot([pa[0], pb[0]], [pa[1], pb[1]], lw=1, **style)
+    ax.plot([], [], label=label, **{k: v for k, v in style.items() if k in ("color", "ls")})
+
+
+def finish_mechanism_axes(ax, model, title: str) -> None:
+    """Pivots to ground as triangles, equal axes in metres, legend outside, title."""
     piv = ground_points(model)
     if len(piv):
         ax.plot(piv[:, 0], piv[:, 1], "k^", ms=9, mfc="0.7", label="pivot (ground)", zorder=5)
-    ax.set_aspect("equal")
+    ax.set_aspect("equal", adjustable="datalim")     # a tall mechanism widens the x range, not the box
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
     legend_outside(ax)
     ax.grid(alpha=0.3)
-    ax.set_title(f"{result.summary.get('model', '')}: snapshots")
-    return _save(fig, path)
+    ax.set_title(title)
 
 
 def standard_figures(result: Result, model, directory) -> list[Path]:
