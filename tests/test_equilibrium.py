@@ -173,3 +173,16 @@ def test_modes_plot_draws_each_mode_on_the_mechanism(tmp_path):
     assert out.exit_code == 0, out.output
     figures = json.loads(out.output)["figures"]
     assert len(figures) == 1 and (tmp_path / "physical-pendulum-mode1.png").stat().st_size > 10_000
+
+
+def test_quasi_static_slider_crank_torque_is_the_holding_torque_along_the_revolution():
+    """Without inertia the driver holds the slider-crank against gravity at every crank angle: tau(theta) =
+    dV/dtheta = 0.3 g cos theta (virtual work, as in the equilibrium test) over a whole revolution."""
+    from multibody.simulation.kinematic import kinematic_analysis
+    t = np.linspace(0.0, 1.0, 101)
+    r = kinematic_analysis(MODELS["slider-crank"].factory(), t, quasi_static=True)
+    th = np.pi / 3 + 2 * np.pi * t
+    np.testing.assert_allclose(r.column("driver_efforts", "O-driver.angle"), 0.3 * G * np.cos(th), atol=1e-9)
+    assert r.summary["analysis"] == "quasi-static"
+    out = CliRunner().invoke(main, ["kinematics", "slider-crank", "--quasi-static", "--json"])
+    assert out.exit_code == 0 and json.loads(out.output)["analysis"] == "quasi-static"

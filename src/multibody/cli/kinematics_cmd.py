@@ -13,8 +13,10 @@ import numpy as np
 @click.option("--t-end", type=float, default=None, help="End time [s] (default: the model's own).")
 @click.option("--output-step", type=float, default=None, help="Time between outputs [s] (default: t_end / 200).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the Result (HDF5) here.")
+@click.option("--quasi-static", is_flag=True,
+              help="Without inertia: the efforts and reactions that hold the mechanism at rest at each position.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def kinematics_cmd(model, t_end, output_step, out, as_json):
+def kinematics_cmd(model, t_end, output_step, out, as_json, quasi_static=False):
     """Positions, velocities, accelerations, driver efforts and joint reactions of a fully driven MODEL."""
     from ..errors import MultibodyError
     from ..io.model_source import load_model
@@ -28,14 +30,14 @@ def kinematics_cmd(model, t_end, output_step, out, as_json):
     if not (np.isfinite(step) and 0 < step <= t_end) or t_end / step > 1e7:
         raise MultibodyError(f"--output-step must lie in (0, t_end] with at most 1e7 outputs, got {step}.")
     times = np.linspace(0.0, t_end, int(round(t_end / step)) + 1)
-    res = kinematic_analysis(mdl, times)
+    res = kinematic_analysis(mdl, times, quasi_static=quasi_static)
     if out:
         res.save(out)
     s = res.summary
     if as_json:
         click.echo(json.dumps(s))
         return
-    lines = [f"model {mdl.name}: kinematic analysis, {s['steps']} outputs to t = {s['t_end']:g} s"]
+    lines = [f"model {mdl.name}: {s['analysis']} analysis, {s['steps']} outputs to t = {s['t_end']:g} s"]
     lines += [f"  max |effort| {k}: {v:.6g}" for k, v in s["driver_effort_max"].items()]
     lines += [f"  reactions NOT unique (paper 003): {', '.join(k for k, u in s['reaction_unique'].items() if not u)}"] \
         if not all(s["reaction_unique"].values()) else []

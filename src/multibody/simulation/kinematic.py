@@ -41,9 +41,13 @@ def _check_driven(model: Model, ws: Workspace, t: float, q: np.ndarray) -> None:
                          "with 'multibody run'.")
 
 
-def kinematic_analysis(model: Model, times) -> Result:
+def kinematic_analysis(model: Model, times, *, quasi_static: bool = False) -> Result:
     """q, v, a, multipliers, driver efforts and joint reactions of a fully driven model at ``times`` (module
-    doc); a Result like a run's (summary["analysis"] = "kinematic")."""
+    doc); a Result like a run's (summary["analysis"] = "kinematic" or "quasi-static").
+
+    ``quasi_static``: the drivers move slowly enough for inertia and velocity-dependent forces to vanish, so the
+    multipliers balance the applied forces at rest, A^T lambda = f(t, q, 0) (a sequence of static equilibria
+    along the driven path: the effort a crank needs against gravity or a spring, issue 21 item 3)."""
     times = np.asarray(times, float)
     if times.ndim != 1 or len(times) == 0 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
         raise MultibodyError("output times must be a non-empty, finite, increasing sequence.")
@@ -61,7 +65,10 @@ def kinematic_analysis(model: Model, times) -> Result:
         v = solve_velocities(model, q, v, t, ws=ws)
         Phi, A, Phi_t, gamma = ws.constraints(t, q, v)
         a = np.linalg.lstsq(A, gamma, rcond=None)[0]
-        lam = np.linalg.lstsq(A.T, ws.forces(t, q, v) - model.mass(q) @ a, rcond=None)[0]
+        if quasi_static:
+            lam = np.linalg.lstsq(A.T, ws.forces(t, q, np.zeros(n)), rcond=None)[0]
+        else:
+            lam = np.linalg.lstsq(A.T, ws.forces(t, q, v) - model.mass(q) @ a, rcond=None)[0]
         for key, val in (("q", q), ("v", v), ("a", a), ("multipliers", lam), ("efforts", -lam[drivers])):
             rows[key].append(np.array(val, float))
         reactions.append(joint_reactions(model, q, A, lam))
@@ -76,7 +83,7 @@ def kinematic_analysis(model: Model, times) -> Result:
     if reactions and reactions[0]:
         keys = tuple(reactions[0])
         series["reactions"] = Series(np.array([[r[k] for k in keys] for r in reactions]), keys)
-    summary = {"model": model.name, "analysis": "kinematic", "t_end": float(times[-1]), "steps": len(times),
+    summary = {"model": model.name, "analysis": "quasi-static" if quasi_static else "kinematic", "t_end": float(times[-1]), "steps": len(times),
                "reaction_unique": {p.name: p.unique for p in verdict.pairs},
                "driver_effort_max": {labels[i]: float(np.max(np.abs(series["driver_efforts"].data[:, j])))
                                      for j, i in enumerate(drivers)}}
