@@ -40,6 +40,10 @@ LOCATE_XTOL = 1e-13
 #: while a path that misses a singular configuration by a relative 1e-6 cannot be told from one through it
 #: at any integrator tolerance the project supports
 CROSSING_TOL = RankTolerance(rtol=1e-6)
+#: a located minimum counts only if the projection moved the interpolated configuration by less than this
+#: fraction of the length scale (the run's own states are on Phi = 0 to the projection tolerance; a Hermite
+#: piece is O(h^4) off; partitioning's interpolant was measured 1-17 m off near its coordinate switches)
+OFF_BRANCH = 1e-3
 #: a step is halved (recursively, at most MAX_DEPTH times) unless its end samples prove, by Weyl's inequality
 #: with this safety factor for the curvature of the path, that sigma_r cannot reach zero inside it (two
 #: sub-mechanisms of the 2x2 four-bar cross 0.027 s apart, inside one step of dop853 at rtol 1e-4)
@@ -105,7 +109,10 @@ class CrossingMonitor:
             self.samples.append(self._sample(step.t_old, q0))
         if self.last is not None:
             t0, q0, v0 = self.last
-            self.pieces = (self.pieces + [(t0, step.t, dense, q0, v0, q, v)])[-2:]
+            # an older step's dense output is not kept: a stepper may reuse its stage buffers (stale values
+            # gave positions 1-17 m off the constraints with partitioning), so it becomes a Hermite piece
+            older = [(a, b, None, *rest) for a, b, _, *rest in self.pieces[-1:]]
+            self.pieces = older + [(t0, step.t, dense, q0, v0, q, v)]
         end = self._sample(step.t, q)
         if self.pieces and self.samples:
             self.samples += self._refine(self.samples[-1], end)
@@ -132,9 +139,13 @@ class CrossingMonitor:
             mid = (ta + tb) / 2      # search in t - mid: scipy's bounded Brent stops at sqrt(eps) |x| relative
             t_star = mid + so.minimize_scalar(lambda x: sigma(mid + x) ** 2, bounds=(ta - mid, tb - mid),
                                               method="bounded", options={"xatol": LOCATE_XTOL}).x
-            rank = pivoted_qr(self._A(t_star, project(t_star)), CROSSING_TOL).rank
+            q_star = self._position(t_star)
+            q_proj = project(t_star)
+            rank = pivoted_qr(self._A(t_star, q_proj), CROSSING_TOL).rank
         except (MultibodyError, ValueError, np.linalg.LinAlgError):
             return
+        if np.max(np.abs(q_proj - q_star)) > OFF_BRANCH * f.model.length_scale:
+            return      # the interpolant is not near the run's configuration: no evidence of a crossing
         if rank < self.generic and not any(abs(c["t"] - t_star) <= 1e-9 * max(1.0, abs(t_star))
                                            for c in self.crossings):
             self.crossings.append({"t": float(t_star), "rank": int(rank), "generic_rank": int(self.generic),
