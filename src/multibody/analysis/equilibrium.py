@@ -250,6 +250,7 @@ def modes(model: Model, eq: Equilibrium | None = None) -> Modes:
     Ks, Ms = 0.5 * (lin.K + lin.K.T), 0.5 * (lin.M + lin.M.T)
     if not np.any(lin.C):
         w2, X = sla.eigh(Ks, Ms)
+        w2[np.abs(w2) <= NEUTRAL_TOL * max(np.max(np.abs(w2)), np.finfo(float).tiny)] = 0.0     # neutral: 0 Hz
         f = np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan) / (2 * np.pi)     # w^2 < 0: unstable, no frequency
         zeta = np.zeros(d)
     else:

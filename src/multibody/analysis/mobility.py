@@ -73,8 +73,13 @@ def nearby_rank(model: Model, q: np.ndarray, T: np.ndarray, t: float = 0.0, *, p
     the second-order condition; an arbitrary admissible motion can lead off every branch). A probe whose
     projection moves it by more than PROBE_CURVATURE * probe * L is not on the branch and is skipped."""
     ws = ws or Workspace(model)
+    rows = ws.m + ws.h
+    if model.n - T.shape[1] >= rows:        # full row rank at q: no configuration has a larger rank
+        return rows
     best = 0
     for col in branch_tangents(model, q, T, t, ws=ws, tol=tol).T:
+        if best == rows:
+            break
         for sign in (1.0, -1.0):
             step = sign * probe * model.length_scale * col
             try:
