@@ -19,7 +19,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from chains import bar_chain  # noqa: E402
 
-from multibody.analysis.equilibrium import equilibrium, linearize, modes  # noqa: E402
+from multibody.analysis.equilibrium import equilibrium  # noqa: E402
+from multibody.analysis.linearize import linearize, modes  # noqa: E402
 from multibody.models.four_bars import n_four_bar  # noqa: E402
 
 MODELS = {"n-four-bar-40 (81 bars)": lambda: n_four_bar(cells=40),

@@ -6,7 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from multibody import ModelBuilder, RunOptions, simulate
-from multibody.analysis.equilibrium import equilibrium, linearize, modes
+from multibody.analysis.equilibrium import equilibrium
+from multibody.analysis.linearize import linearize, modes
 from multibody.cli import main
 from multibody.models import MODELS
 

@@ -12,7 +12,8 @@ from scipy.optimize import brentq
 from scipy.special import jn_zeros
 
 from multibody import ModelBuilder, RunOptions, SpatialModelBuilder, simulate
-from multibody.analysis.equilibrium import equilibrium, modes
+from multibody.analysis.equilibrium import equilibrium
+from multibody.analysis.linearize import modes
 
 G = 9.81
 # sprung four-bar: ground pivots O = (0, 0), D = (d, 0); crank a, coupler b, rocker c; uniform bars of RHO kg/m;
@@ -186,3 +187,113 @@ def test_hanging_chain_converges_to_the_bessel_frequencies():
         err[n] = np.abs(f - exact) / exact
     assert np.all(err[40] < 1e-3)
     np.testing.assert_allclose(err[20] / err[40], 4.0, rtol=0.05)
+
+
+def double_pendulum():
+    """Two unit point masses a, b on massless rods of length 1 (distance joints) from the origin."""
+    mb = ModelBuilder("double-pendulum", gravity=(0.0, -G))
+    mb.add_point_mass("a", mass=1.0, position=(0.0, -1.0))
+    mb.add_point_mass("b", mass=1.0, position=(0.0, -2.0))
+    mb.distance("r1", "ground", "a", at_a=(0.0, 0.0), at_b=(0.0, -1.0), length=1.0)
+    mb.distance("r2", "a", "b", at_a=(0.0, -1.0), at_b=(0.0, -2.0), length=1.0)
+    return mb.build()
+
+
+def _minimal_double_pendulum(th, thd, F=0.0, l=1.0):
+    """theta'' of two unit point masses on rods of length l (absolute angles from the downward vertical), a
+    horizontal force F on the upper mass: the classic closed form in minimal coordinates, M(theta) theta'' =
+    rhs, with the generalized force of F: l cos theta1 F on theta1."""
+    c, s = np.cos(th[0] - th[1]), np.sin(th[0] - th[1])
+    Mm = l * l * np.array([[2.0, c], [c, 1.0]])
+    rhs = np.array([-l * l * s * thd[1] ** 2 - 2 * G * l * np.sin(th[0]) + l * np.cos(th[0]) * F,
+                    l * l * s * thd[0] ** 2 - G * l * np.sin(th[1])])
+    return np.linalg.solve(Mm, rhs)
+
+
+def _pendulum_points(th, thd, thdd=np.zeros(2)):
+    """Positions, velocities, accelerations of the double pendulum's masses a, b (q = (a, b)) from its angles."""
+    q = np.r_[np.sin(th[0]), -np.cos(th[0]), np.sin(th[0]) + np.sin(th[1]), -np.cos(th[0]) - np.cos(th[1])]
+    J = np.array([[np.cos(th[0]), 0.0], [np.sin(th[0]), 0.0],
+                  [np.cos(th[0]), np.cos(th[1])], [np.sin(th[0]), np.sin(th[1])]])
+    w2 = thd ** 2
+    centripetal = np.r_[-np.sin(th[0]) * w2[0], np.cos(th[0]) * w2[0],
+                        -np.sin(th[0]) * w2[0] - np.sin(th[1]) * w2[1], np.cos(th[0]) * w2[0] + np.cos(th[1]) * w2[1]]
+    return q, J, J @ thdd + centripetal
+
+
+def test_linearisation_about_a_moving_state_matches_minimal_coordinates():
+    """Moving double pendulum (theta = (0.4, -0.3), theta' = (1.2, -0.7)). The tangent chart of the module doc
+    is z = T^T (q - q*), z' = T^T v exactly; through the minimal coordinates theta (closed-form equations of
+    motion) the same chart gives z'' = T^T (J theta'' + J' theta'), so the central-difference Jacobian of
+    (z, z') -> z'' computed here through theta must equal the linearisation's state matrix, and likewise the
+    input (horizontal force F on mass a: generalized force cos theta1 F on theta1) and the output a.x."""
+    from multibody.analysis.linearize import linearize
+    th0, thd0 = np.array([0.4, -0.3]), np.array([1.2, -0.7])
+    q0, J0, _ = _pendulum_points(th0, thd0)
+    lin = linearize(double_pendulum(), (q0, J0 @ thd0, 0.0), inputs=("a.x",), outputs=("q:a.x",))
+    T = lin.T
+    np.testing.assert_allclose(lin.q, q0, atol=1e-14)
+
+    def through_theta(y, F=0.0):
+        th = th0.copy()
+        for _ in range(50):                            # z = T^T (q(theta) - q*) by Newton on theta
+            q, J, _ = _pendulum_points(th, thd0)
+            th -= np.linalg.solve(T.T @ J, T.T @ (q - q0) - y[:2])
+        q, J, _ = _pendulum_points(th, thd0)
+        thd = np.linalg.solve(T.T @ J, y[2:])
+        a = _pendulum_points(th, thd, _minimal_double_pendulum(th, thd, F))[2]
+        return np.r_[T.T @ a, q[0]]
+
+    y0, h = np.r_[np.zeros(2), T.T @ J0 @ thd0], 1e-6
+    Jy = np.column_stack([(through_theta(y0 + h * e) - through_theta(y0 - h * e)) / (2 * h) for e in np.eye(4)])
+    A, B, C, D = lin.state_space()
+    np.testing.assert_allclose(A[2:], Jy[:2], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(A[:2], np.c_[np.zeros((2, 2)), np.eye(2)], atol=1e-12)
+    np.testing.assert_allclose(C, Jy[2:], rtol=1e-6, atol=1e-8)
+    dF = (through_theta(y0, h) - through_theta(y0, -h)) / (2 * h)
+    np.testing.assert_allclose(B[2:, 0], dF[:2], rtol=1e-6, atol=1e-8)
+    assert lin.input_labels == ("a.x",) and lin.output_labels == ("q:a.x",) and not np.any(D)
+
+
+def test_driver_as_input_slider_crank_static_gain():
+    """The slider-crank's crank driver as an input: about the held equilibrium at 60 degrees the torque u
+    balances V'(theta) = 0.3 g cos theta (test_equilibrium), so the static gain from torque to crank angle is
+    1 / V''(theta) = -1 / (0.3 g sin theta) (an unstable equilibrium, negative stiffness), and the linear
+    system in scipy.signal and python-control agrees."""
+    import scipy.signal
+    control = pytest.importorskip("control")
+    from multibody.models import MODELS
+    from multibody.analysis.linearize import linearize
+    model = MODELS["slider-crank"].factory()
+    lin = linearize(model, equilibrium(model), inputs=("O-driver",), outputs=("q:crank.theta", "v:crank.theta"))
+    A, B, C, D = lin.state_space()
+    gain = -(C @ np.linalg.solve(A, B))[0, 0]
+    np.testing.assert_allclose(gain, -1.0 / (0.3 * G * np.sin(np.pi / 3)), rtol=1e-6)
+    ss = scipy.signal.StateSpace(A, B, C, D)
+    assert ss.A.shape == (2, 2)
+    sys_c = lin.to_control()
+    assert list(sys_c.input_labels) == ["O-driver_angle"]
+    assert list(sys_c.output_labels) == ["q:crank_theta", "v:crank_theta"]
+    np.testing.assert_allclose(control.dcgain(sys_c)[0], gain, rtol=1e-9)
+
+
+def test_cli_linearize_json_and_errors():
+    """``multibody linearize``: the JSON state-space model has the labelled inputs and outputs, and its poles are
+    +-sqrt(-V'' / m) for the slider-crank held by its crank actuator (V'' < 0: a real pair, unstable); unknown inputs
+    and outputs exit 2 naming them."""
+    import json
+    from click.testing import CliRunner
+    from multibody.cli import main
+    r = CliRunner().invoke(main, ["linearize", "slider-crank", "--input", "O-driver", "--output", "q:crank.theta",
+                                  "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["inputs"] == ["O-driver.angle"] and d["outputs"] == ["q:crank.theta"]
+    A, B, C = (np.array(d[k]) for k in "ABC")
+    assert A.shape == (2, 2) and B.shape == (2, 1) and C.shape == (1, 2)
+    assert A[1, 0] > 0                                   # z'' = A10 z: negative stiffness, unstable
+    np.testing.assert_allclose(sorted(d["poles_real"]), [-np.sqrt(A[1, 0]), np.sqrt(A[1, 0])], rtol=1e-12)
+    np.testing.assert_allclose(d["poles_imag"], 0.0, atol=1e-12)
+    for args, culprit in ((["--input", "nope"], "nope"), (["--output", "q:zz"], "q:zz")):
+        r = CliRunner().invoke(main, ["linearize", "slider-crank", *args])
+        assert r.exit_code == 2 and culprit in r.output and "Traceback" not in r.output

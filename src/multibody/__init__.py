@@ -1,6 +1,8 @@
 """multibody: dynamics of constrained mechanical systems in redundant coordinates.
 
 Flat public API (re-exports only)."""
+from .analysis.equilibrium import equilibrium
+from .analysis.linearize import linearize, modes
 from .assembly import State, Terms, Workspace, evaluate
 from .errors import AssemblyError, ModelError, MultibodyError, SimulationError
 from .kinematics import consistent_state, solve_positions, solve_velocities
@@ -21,6 +23,6 @@ __all__ = [
     "AssemblyError", "Model", "ModelBuilder", "ModelError", "Motion", "MultibodyError", "Result", "Series",
     "SimulationError", "State", "Terms", "Workspace", "RankTolerance", "consistent_state", "evaluate",
     "matrix_system", "pivoted_qr", "serial_chain", "simulate", "RunOptions", "solve_positions",
-    "solve_velocities", "SpatialModelBuilder", "lock_at", "__version__",
+    "solve_velocities", "SpatialModelBuilder", "lock_at", "equilibrium", "linearize", "modes", "__version__",
 ]
 

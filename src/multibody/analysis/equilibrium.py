@@ -1,4 +1,4 @@
-"""Static equilibrium, linearisation and modes in the tangent basis (issue 21; paper 000 eqs 3, 8-13 for T,
+"""Static equilibrium and its stability in the tangent basis (issue 21; paper 000 eqs 3, 8-13 for T,
 paper 003 eqs 21-27 for the uniqueness of the reactions).
 
 Equilibrium. At rest (v = 0) the equations of motion M q'' + A^T lambda = f (paper 000 eq. 3) with q'' = 0 and
@@ -12,28 +12,18 @@ motion, and lambda is whatever the constraints must supply. :func:`equilibrium` 
 lambda d2Phi/dq2 included, and spring and force derivatives), damped towards the force direction where Newton
 does not lower the imbalance (:func:`equilibrium`), the minimum-norm solution of the singular KKT matrix of
 redundant rows (their lambda are not unique, the q are), a step limited to ``MAX_STEP`` length scales, the
-projection back onto Phi = 0 and lambda from the least-squares static balance A^T lambda = f. The multipliers reported are the minimum-norm ones; which joint reactions and driver efforts are
-unique is paper 003's test (analysis.solvability). Driver effort: -lambda of the driver's row, i.e. the
+projection back onto Phi = 0 and lambda from the least-squares static balance A^T lambda = f. The
+multipliers reported are the minimum-norm ones; which joint reactions and driver efforts are unique is paper 003's test (analysis.solvability). Driver effort: -lambda of the driver's row, i.e. the
 generalized force (torque for an angle, force for a slide) the driver applies in the positive direction of
 its coordinate.
 
-Linearisation. With q = q* + T z (T: orthonormal basis of the null space of A(q*), paper 000 eq. 8) the
-equations reduce to M_r z'' + C_r z' + K_r z = B_r u, M_r = T^T M T, C_r = T^T C_t T (C_t = -df/dv),
-K_r = T^T K T (K at the equilibrium lambda: the geometric stiffness of the reactions is part of it), a
-symmetric-definite problem for conservative systems. At a singular configuration the null space is larger
-than the tangent space of the motion (paper 000 Sect. 2.5): the linearisation is refused there.
-
-Modes: K_r x = w^2 M_r x (undamped) or the eigenvalues s of the first-order system (damped); frequencies in
-Hz ascending (NaN for w^2 < 0: about an unstable equilibrium that motion grows, it does not oscillate),
-damping ratios -Re s / |s|, shapes u = T x in the redundant coordinates (largest entry 1). Models with
-nonholonomic rows are refused (their velocities have fewer freedoms than their positions).
+Linearisation and modes: analysis.linearize.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..assembly import Workspace
 from ..errors import MultibodyError
@@ -102,10 +92,12 @@ def _central(g, x: np.ndarray, steps: np.ndarray) -> np.ndarray:
 
 
 def tangent_stiffness(ws: Workspace, t: float, q: np.ndarray, lam: np.ndarray,
-                      v: np.ndarray | None = None) -> np.ndarray:
-    """K = d/dq [A(q)^T lambda - f(t, q, v)] (n, n) by central differences (module doc)."""
+                      v: np.ndarray | None = None, extra=None) -> np.ndarray:
+    """K = d/dq [A(q)^T lambda - f(t, q, v) - extra(q)] (n, n) by central differences (module doc; ``extra``:
+    further generalized forces, e.g. of actuators, analysis.linearize)."""
     v = np.zeros_like(q) if v is None else v
-    g = lambda x: ws.constraints(t, x, v)[1].T @ lam - ws.forces(t, x, v)     # noqa: E731
+    extra = extra or (lambda x: 0.0)
+    g = lambda x: ws.constraints(t, x, v)[1].T @ lam - ws.forces(t, x, v) - extra(x)     # noqa: E731
     return _central(g, q, STIFFNESS_STEP * np.maximum(np.abs(q), ws.model.length_scale))
 
 
@@ -196,71 +188,3 @@ def _tangent_basis(model, ws, t, q, tol: RankTolerance = RankTolerance()) -> np.
                              "dimension here, so a linearisation would describe motions the mechanism does not "
                              "have (paper 000 Sect. 2.5).")
     return T
-
-
-@dataclass(frozen=True)
-class Linearization:
-    """M_r z'' + C_r z' + K_r z = 0 in tangent coordinates q = q* + T z (module doc)."""
-
-    T: np.ndarray
-    M: np.ndarray
-    C: np.ndarray
-    K: np.ndarray
-    coordinate_names: tuple
-
-    def state_space(self):
-        """(A, B, C, D) of x = (z, z') with the generalized forces on z as inputs and (z, z') as outputs,
-        for scipy.signal.StateSpace."""
-        d = self.M.shape[0]
-        Minv = np.linalg.inv(self.M)
-        A = np.block([[np.zeros((d, d)), np.eye(d)], [-Minv @ self.K, -Minv @ self.C]])
-        B = np.vstack([np.zeros((d, d)), Minv])
-        return A, B, np.eye(2 * d), np.zeros((2 * d, d))
-
-
-def linearize(model: Model, eq: Equilibrium | None = None) -> Linearization:
-    """The linearisation about a static equilibrium (default: :func:`equilibrium` from the model's guess)."""
-    eq = eq or equilibrium(model)
-    ws = Workspace(model)
-    T = _tangent_basis(model, ws, eq.t, eq.q)
-    M = model.mass(eq.q)
-    K = tangent_stiffness(ws, eq.t, eq.q, eq.lam)
-    C = damping_matrix(ws, eq.t, eq.q)
-    return Linearization(T, T.T @ M @ T, T.T @ C @ T, T.T @ K @ T, model.coordinate_names)
-
-
-@dataclass(frozen=True)
-class Modes:
-    frequencies_hz: np.ndarray
-    damping_ratios: np.ndarray
-    shapes: np.ndarray                  # (n, k): mode shapes in the redundant coordinates, largest entry 1
-    coordinate_names: tuple
-
-    def to_dict(self) -> dict:
-        return {"frequencies_hz": self.frequencies_hz.tolist(), "damping_ratios": self.damping_ratios.tolist(),
-                "shapes": [dict(zip(self.coordinate_names, map(float, s))) for s in self.shapes.T]}
-
-
-def modes(model: Model, eq: Equilibrium | None = None) -> Modes:
-    """Natural frequencies, damping ratios and shapes about an equilibrium (module doc)."""
-    lin = linearize(model, eq)
-    d = lin.M.shape[0]
-    if d == 0:
-        return Modes(np.zeros(0), np.zeros(0), np.zeros((model.n, 0)), lin.coordinate_names)
-    Ks, Ms = 0.5 * (lin.K + lin.K.T), 0.5 * (lin.M + lin.M.T)
-    if not np.any(lin.C):
-        w2, X = sla.eigh(Ks, Ms)
-        w2[np.abs(w2) <= NEUTRAL_TOL * max(np.max(np.abs(w2)), np.finfo(float).tiny)] = 0.0     # neutral: 0 Hz
-        f = np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan) / (2 * np.pi)     # w^2 < 0: unstable, no frequency
-        zeta = np.zeros(d)
-    else:
-        s, V = np.linalg.eig(Linearization.state_space(lin)[0])
-        keep = np.argsort(np.abs(s))
-        pick = [i for i in keep if s[i].imag >= 0][:d]
-        s, X = s[pick], np.real(V[:d, pick])
-        f = np.abs(s) / (2 * np.pi)
-        zeta = np.where(np.abs(s) > 0, -s.real / np.maximum(np.abs(s), np.finfo(float).tiny), 0.0)
-    order = np.argsort(np.nan_to_num(f, nan=-1.0))
-    U = lin.T @ X[:, order]
-    U = U / np.where(np.max(np.abs(U), axis=0) > 0, U[np.argmax(np.abs(U), axis=0), range(U.shape[1])], 1.0)
-    return Modes(f[order], zeta[order], U, lin.coordinate_names)

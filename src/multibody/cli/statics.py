@@ -46,7 +46,8 @@ def equilibrium_cmd(model, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def modes_cmd(model, at, as_json, plot_dir=None):
     """Natural frequencies (Hz), damping ratios and mode shapes of MODEL about a static equilibrium."""
-    from ..analysis.equilibrium import equilibrium, modes
+    from ..analysis.equilibrium import equilibrium
+    from ..analysis.linearize import modes
     from ..errors import MultibodyError
     from ..io.model_source import load_model
 
@@ -74,3 +75,35 @@ def modes_cmd(model, at, as_json, plot_dir=None):
         freq = "unstable (w^2 < 0)" if np.isnan(f) else f"{f:.6g} Hz"
         lines.append(f"  mode {k}: {freq}, damping ratio {z:.3g}; largest: {shape}")
     click.echo("\n".join(lines + [f"  figure {p}" for p in figures]))
+
+
+@click.command("linearize")
+@click.argument("model")
+@click.option("--input", "inputs", multiple=True, metavar="NAME",
+              help="An input: a driver (its name, e.g. O-driver: it becomes an actuator whose effort is the input) "
+                   "or a coordinate name (a generalized force on it). Repeatable.")
+@click.option("--output", "outputs", multiple=True, metavar="q:NAME|v:NAME",
+              help="An output: a coordinate's deviation (q:NAME) or rate (v:NAME). Repeatable; default all.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with A, B, C, D and the labels.")
+def linearize_cmd(model, inputs, outputs, as_json):
+    """State-space model (A, B, C, D) of MODEL about its static equilibrium, in the tangent coordinates z of
+    paper 000 (states z and z'), for scipy.signal or python-control."""
+    from ..analysis.equilibrium import equilibrium
+    from ..analysis.linearize import linearize
+    from ..io.model_source import load_model
+
+    mdl, _ = load_model(model)
+    lin = linearize(mdl, equilibrium(mdl), inputs=inputs, outputs=outputs or None)
+    A, B, C, D = lin.state_space()
+    poles = np.linalg.eigvals(A)
+    d = lin.M.shape[0]
+    states = [f"z{k}" for k in range(d)] + [f"z{k}'" for k in range(d)]
+    if as_json:
+        click.echo(json.dumps({"model": mdl.name, "states": states, "inputs": list(lin.input_labels),
+                               "outputs": list(lin.output_labels), "A": A.tolist(), "B": B.tolist(),
+                               "C": C.tolist(), "D": D.tolist(), "poles_real": poles.real.tolist(),
+                               "poles_imag": poles.imag.tolist(), "tangent_basis": lin.T.tolist()}))
+        return
+    click.echo(f"model {mdl.name}: {2 * d} states (z, z' in the tangent basis), inputs "
+               f"{', '.join(lin.input_labels) or 'none'}, {len(lin.output_labels)} outputs\n  poles "
+               + " ".join(f"{p.real:+.4g}{p.imag:+.4g}j" for p in sorted(poles, key=lambda p: (p.real, p.imag))))

@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..errors import ModelError
-from .constraints import ConstraintGroup, CoordinateDriver, Generic
+from .constraints import Angle, ConstraintGroup, CoordinateDriver, Generic
 from .forces import ForceElement, GeneralizedForce
 
 
@@ -135,7 +135,8 @@ class Model:
     def without_rows(self, labels) -> "Model":
         """A copy without the constraint rows ``labels`` (constraint release, paper 002 eq. 22 with
         h- not a subset of h+: a brake opens, a gripper lets go). Whole groups of any kind can be
-        released; single rows only of coordinate locks and drivers (:class:`CoordinateDriver`)."""
+        released; single rows only of coordinate locks and drivers (:class:`CoordinateDriver`) and of angle rows
+        (:class:`Angle`: revolute drivers, prismatic pairs' angles), whose rows are independent of each other."""
         drop, groups = set(labels), []
         unknown = drop - set(self.constraint_labels)
         if unknown:
@@ -145,7 +146,7 @@ class Model:
             keep = [i for i, lab in enumerate(g.labels) if lab not in drop]
             if len(keep) == g.rows:
                 groups.append(g)
-            elif keep and not isinstance(g, CoordinateDriver):
+            elif keep and not isinstance(g, (CoordinateDriver, Angle)):
                 raise ModelError(f"Model '{self.name}': rows {', '.join(l for l in g.labels if l in drop)} "
                                  f"are part of a {type(g).__name__} group; release all of "
                                  f"{', '.join(g.labels)} or none.")
