@@ -5,8 +5,12 @@ coordinates), the motion follows from the constraints alone: at each output time
 
     Phi(q, t) = 0                 positions: Newton (kinematics.solve_positions) from the predictor
                                   q_{k-1} + h v_{k-1} + h^2/2 a_{k-1} (continuation along the branch),
-    A v = -Phi_t                  velocities (kinematics.solve_velocities),
-    A a = gamma                   accelerations (the minimum-norm solution, unique at full column rank),
+    A v = -Phi_t                  velocities: v_{k-1} + h a_{k-1} corrected as the accelerations below,
+    A a = gamma                   accelerations: the previous a plus the minimum-norm correction in the
+                                  directions the rows pin down (linalg.rank.pinned_solve; unique at full
+                                  column rank, and near a singular configuration the component along the
+                                  other branch stays the continued one instead of round-off over a small
+                                  singular value: paper 000's continuation),
 
 and the multipliers follow from the equations of motion, A^T lambda = f - M a (minimum-norm where rows are
 redundant: paper 003 says which reactions are unique). Driver efforts are -lambda of the driver rows (the
@@ -21,8 +25,8 @@ from ..analysis.reactions import joint_reactions
 from ..analysis.solvability import solvability
 from ..assembly import Workspace
 from ..errors import MultibodyError
-from ..kinematics import solve_positions, solve_velocities
-from ..linalg.rank import pivoted_qr
+from ..kinematics import KinematicTolerance, solve_positions
+from ..linalg.rank import pinned_solve, pivoted_qr
 from ..model.system import Model
 from ..results.result import Result, Series
 
@@ -39,6 +43,80 @@ def _check_driven(model: Model, ws: Workspace, t: float, q: np.ndarray) -> None:
     raise MultibodyError(f"Model '{model.name}' is not fully driven: {model.n - rank} free motion(s) remain "
                          f"{'; '.join(free)} (largest components of each). Add drivers for them, or simulate "
                          "with 'multibody run'.")
+
+
+#: a step is accepted when Newton moved the predicted configuration by at most this fraction of the distance to
+#: the nearest singular configuration (s_min / s_max of A, in length scales): the basin of the branch
+BASIN = 0.1
+#: ... and when the configuration reached is no closer to a singular one than s_min / s_max = NEAR: closer, the
+#: accelerations from A a = gamma carry round-off eps / NEAR^2 (1e-8) and a step landing there is not accepted
+NEAR = 1e-4
+#: steps are halved at most this many times; an output time closer than that to a singular configuration is
+#: reached by stepping across it (to t -+ ACROSS h) and interpolating (cubic Hermite)
+MAX_HALVINGS = 30
+ACROSS = 1e-2
+
+
+def _step(model, ws, state, t):
+    """(t, q, v, a) from ``state`` = (t0, q0, v0, a0): Newton from the predictor q0 + h v0 + h^2/2 a0, then v and
+    a the predicted ones plus the minimum-norm corrections in the directions the rows pin down
+    (linalg.rank.pinned_solve), whether the step stayed in the branch's basin (BASIN) and whether it landed
+    outside the NEAR zone of a singular configuration."""
+    t0, q0, v0, a0 = state
+    h, pin = t - t0, KinematicTolerance().pin
+    guess = q0 + h * v0 + 0.5 * h * h * a0
+    q = solve_positions(model, guess, t, ws=ws)
+    A, Phi_t = ws.constraints(t, q, v0)[1:3]
+    v = v0 + h * a0
+    v = v + pinned_solve(A, -(A @ v + Phi_t), pin)[0]
+    _, A, _, gamma = ws.constraints(t, q, v)
+    a = a0 + pinned_solve(A, gamma - A @ a0, pin)[0]
+    s = np.linalg.svd(A, compute_uv=False) if A.size else np.ones(1)
+    moved = np.max(np.abs(q - guess), initial=0.0) / model.length_scale
+    ratio = s[-1] / max(s[0], np.finfo(float).tiny)
+    return (t, q, v, a), moved <= BASIN * ratio, ratio >= NEAR
+
+
+class _NoBasin(Exception):
+    """A step that halving cannot bring into a branch's basin (next to a singular configuration)."""
+
+
+def _advance(model, ws, state, t, lam_at, depth: int = 0, across: bool = True):
+    """The state at t from ``state``, halving the step until each part stays in the branch's basin (_step); a
+    time in the NEAR zone of a singular configuration is reached by stepping across it (_across)."""
+    new, basin, clear = _step(model, ws, state[:4], t)
+    if t == state[0] or (basin and clear):
+        return new
+    if basin or depth >= MAX_HALVINGS:
+        if not across:
+            raise _NoBasin
+        return _across(model, ws, state, t, lam_at)
+    mid = _advance(model, ws, state[:4], 0.5 * (state[0] + t), lam_at, depth + 1, across)
+    return _advance(model, ws, mid[:4], t, lam_at, depth + 1, across)
+
+
+def _across(model, ws, state, t, lam_at):
+    """The state at or next to a singular configuration at t: the states at t -+ d reached with basin control
+    (d = ACROSS |t - t0|, quadrupled until they are outside the NEAR zone), the cubic Hermite interpolant of q
+    (from q, v) and of v (from v, a) at t, and a its derivative (errors O(d^4), O(d^4), O(d^3)): Phi alone does
+    not pin the configuration along the other branch there; the multipliers lam_at(t, q, v, a) interpolated from
+    those at t -+ d, t -+ 2 d (error O(d^4)): at the singular configuration itself they are not unique (a
+    self-stress of the rows), the limit of the motion's is."""
+    d = ACROSS * max(abs(t - state[0]), 1e-4 * max(1.0, abs(t)))
+    for _ in range(12):
+        try:
+            far_m = _advance(model, ws, state, t - 2 * d, lam_at, across=False)[:4]
+            tm, qm, vm, am = _advance(model, ws, far_m, t - d, lam_at, across=False)[:4]
+            tp, qp, vp, ap = _advance(model, ws, (tm, qm, vm, am), t + d, lam_at, across=False)[:4]
+            far_p = _advance(model, ws, (tp, qp, vp, ap), t + 2 * d, lam_at, across=False)[:4]
+        except _NoBasin:
+            d *= 4.0
+            continue
+        lam = (4 * (lam_at(tm, qm, vm, am) + lam_at(tp, qp, vp, ap)) - lam_at(*far_m) - lam_at(*far_p)) / 6
+        return (t, 0.5 * (qm + qp) + 0.25 * d * (vm - vp), 0.5 * (vm + vp) + 0.25 * d * (am - ap),
+                0.75 * (vp - vm) / d - 0.25 * (am + ap), lam)
+    raise MultibodyError(f"Model '{model.name}': the kinematic analysis cannot continue at t = {t:.9g}: the steps "
+                         "collapse next to a singular configuration.")
 
 
 def kinematic_analysis(model: Model, times, *, quasi_static: bool = False) -> Result:
@@ -58,17 +136,17 @@ def kinematic_analysis(model: Model, times, *, quasi_static: bool = False) -> Re
     rows = {k: [] for k in ("q", "v", "a", "multipliers", "efforts")}
     labels = model.constraint_labels
     drivers = [i for i, lab in enumerate(labels) if "-driver." in lab]
-    reactions, t_prev = [], times[0]
+    def lam_at(t, q, v, a):
+        A = ws.constraints(t, q, v)[1]
+        rhs = ws.forces(t, q, np.zeros(n)) if quasi_static else ws.forces(t, q, v) - model.mass(q) @ a
+        return np.linalg.lstsq(A.T, rhs, rcond=None)[0]
+
+    reactions, state = [], (times[0], q, v, a)
     for t in times:
-        h = t - t_prev
-        q = solve_positions(model, q + h * v + 0.5 * h * h * a, t, ws=ws)
-        v = solve_velocities(model, q, v, t, ws=ws)
-        Phi, A, Phi_t, gamma = ws.constraints(t, q, v)
-        a = np.linalg.lstsq(A, gamma, rcond=None)[0]
-        if quasi_static:
-            lam = np.linalg.lstsq(A.T, ws.forces(t, q, np.zeros(n)), rcond=None)[0]
-        else:
-            lam = np.linalg.lstsq(A.T, ws.forces(t, q, v) - model.mass(q) @ a, rcond=None)[0]
+        state = _advance(model, ws, state[:4], t, lam_at)
+        _, q, v, a = state[:4]
+        lam = state[4] if len(state) > 4 else lam_at(t, q, v, a)
+        A = ws.constraints(t, q, v)[1]
         for key, val in (("q", q), ("v", v), ("a", a), ("multipliers", lam), ("efforts", -lam[drivers])):
             rows[key].append(np.array(val, float))
         reactions.append(joint_reactions(model, q, A, lam))
