@@ -99,3 +99,16 @@ def test_n_four_bar_keeps_its_branch_and_reports_every_crossing():
     assert len(c) == len(expected) >= 2
     np.testing.assert_allclose([x["t"] for x in c], expected, atol=2e-3)
     assert {x["rank_drop"] for x in c} == {10}        # one per cell, as 2 of 14 for the double four-bar (paper 000)
+
+
+@pytest.mark.parametrize("rtol", [1e-6, 1e-10])
+def test_2x2_four_bar_partitioning_finds_every_crossing(rtol):
+    """Coordinate partitioning (paper 001) on the modified 2x2 four-bar: all seven crossings (ranks 22 -> 21)
+    at tight tolerances too. Its velocities need a regular dependent block C_D, which a singular configuration
+    does not have, so the crossing locator reads positions only (Formulation.coordinates): reading velocities
+    there failed and lost 3 to 6 of the 7 crossings at rtol 1e-10 to 1e-12."""
+    r = simulate(MODELS["four-bar-2x2-modified"].factory(), t_end=2.0, formulation="partitioning",
+                 options=RunOptions(rtol=rtol, atol=rtol / 100))
+    c = r.summary["singular_crossings"]
+    assert len(c) == 7, [x["t"] for x in c]
+    assert {(x["rank"], x["generic_rank"]) for x in c} == {(21, 22)}

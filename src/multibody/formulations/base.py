@@ -65,6 +65,11 @@ class Formulation:
         n = self.model.n
         return y[:n], y[n: 2 * n]
 
+    def coordinates(self, t: float, y: np.ndarray) -> np.ndarray:
+        """q (n,) of the state y alone (no velocities: partitioning's need a regular dependent block, which a
+        singular configuration does not have)."""
+        return self.split(t, y)[0]
+
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -42,7 +42,7 @@ LOCATE_XTOL = 1e-13
 CROSSING_TOL = RankTolerance(rtol=1e-6)
 #: a located minimum counts only if the projection moved the interpolated configuration by less than this
 #: fraction of the length scale (the run's own states are on Phi = 0 to the projection tolerance; a Hermite
-#: piece is O(h^4) off; partitioning's interpolant was measured 1-17 m off near its coordinate switches)
+#: piece is O(h^4) off; a stepper's reused stage buffers once gave positions 1-17 m off)
 OFF_BRANCH = 1e-3
 #: a step is halved (recursively, at most MAX_DEPTH times) unless its end samples prove, by Weyl's inequality
 #: with this safety factor for the curvature of the path, that sigma_r cannot reach zero inside it (two
@@ -82,7 +82,7 @@ class CrossingMonitor:
         for t0, t1, dense, q0, v0, q1, v1 in reversed(self.pieces):
             if t0 <= t <= t1:
                 if dense is not None:
-                    return self.form.split(t, dense(t))[0]
+                    return self.form.coordinates(t, dense(t))
                 return hermite(t, t0, q0, v0, t1, q1, v1)
         raise ValueError(f"t = {t} outside the kept steps")
 
