@@ -56,7 +56,7 @@ from ..linalg.tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogona
 from .base import Accelerations, Formulation
 from .singular import SingularTracker
 
-BASES = ("continuation", "recompute")
+BASES = ("continuation", "flow", "recompute")
 
 #: Width of the smooth pseudo-inverse (tangent.SmoothPinv), mu = rel * sigma_1. Near a singular
 #: configuration at distance sigma the 0/0 solves A^+ gamma and A^+ A' T carry the round-off
@@ -80,14 +80,14 @@ class NullSpace(Formulation):
     name = "nullspace"
     supports_nonholonomic = True     # A below is C = [Phi_q; Psi] (paper 003 eq. 5); x projected on Phi only
 
-    def __init__(self, model, *, basis: str = "continuation", rank_tol: RankTolerance = RankTolerance(),
+    def __init__(self, model, *, basis: str = "flow", rank_tol: RankTolerance = RankTolerance(),
                  regularization: Regularization = NULLSPACE_REGULARIZATION,
                  projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10),
                  singular_screen: float = 0.2, recompute_guard: float = 1e-5):
         super().__init__(model)
-        if basis not in BASES:
+        if basis not in BASES[1:]:     # "continuation": nullspace_continuation.ContinuationNullSpace
             raise MultibodyError(f"unknown basis '{basis}' for the nullspace formulation; choose "
-                                 f"{' or '.join(BASES)}.")
+                                 f"{', '.join(BASES)}.")
         self.basis, self.rank_tol, self.reg = basis, rank_tol, regularization
         self.projection_tol = projection_tol
         self.recompute_guard = recompute_guard
@@ -184,7 +184,7 @@ class NullSpace(Formulation):
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
         A = self.ws.velocity_constraints(t, x, v_before)[1]
         pqr = pivoted_qr(A, self.rank_tol)
-        if self.basis == "continuation":
+        if self.basis == "flow":
             T = smooth_reorthogonalize(T, A, self.reg)                                  # App. A
         elif pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
             T = smooth_reorthogonalize(T, A, self.reg)      # fresh QR undetermined here: keep T
