@@ -153,6 +153,15 @@ class ContinuationNullSpace(NullSpace):
         AdQ = self._rate_times(t, x, v, np.hstack([Q1, T]))
         return omega_continued(AdQ[pqr.perm[:r]], pqr.R[:r, :r], self.reg)
 
+    def channels(self, t, y):
+        """As :meth:`.NullSpace.channels` (rank and R diagonal of the last accepted step), with qd_ind = w and T
+        those of y in the chart of its step (a sample inside a step: the step's frozen basis)."""
+        out = super().channels(t, y)
+        T, names = self._chart_at(t).T, self.model.coordinate_names
+        out["qd_ind"] = (y[self.model.n:], out["qd_ind"][1])
+        out["T"] = (T.ravel(), out["T"][1])
+        return out
+
     def _position_error(self, t, y, err):
         """The local error with the normal part of x weighted by NORMAL_ERROR_WEIGHT (as in :mod:`.nullspace`);
         the error of w is kept whole."""
