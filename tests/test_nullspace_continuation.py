@@ -136,3 +136,39 @@ def test_modified_mechanisms_exact_motion_and_continuous_velocity(name, cells, r
     theta = crank_angle_exact_cells(np.array([e["t"] for e in r.events]), cells=cells)
     np.testing.assert_allclose(np.sin(theta), 0.0, atol=1e-7)
     assert r.summary["qd_ind_jump_max_rel"] < 0.1
+
+
+def test_recompute_is_the_plain_method_and_jumps_at_the_singular_configuration():
+    """The baseline of paper 000 (Figs 10, 15): every step's T is Q[:, r:] of a fresh pivoted QR (eqs 8, 25),
+    also next to singular configurations (no guard). At each of the 10 singular configurations of the double
+    four-bar the fresh QR's first admissible motion ("1st mov", Fig. 10) is an arbitrary unit vector of the
+    3-dimensional null space (rank 12, Sect. 3.2): all ten within |cos| > 0.9 of the branch tangent would have
+    probability ~0.1^10. The continued basis of the steps before and after is within 0.95 of it, same sign
+    (steps of ~0.1 rad at rtol 1e-6)."""
+    model = MODELS["double-four-bar"].factory()
+    ws = Workspace(model)
+    plain = simulate(model, t_end=10.0, formulation="nullspace", formulation_options={"basis": "recompute"})
+    T = plain["T"].reshape(len(plain.t), model.n, -1)
+    r = plain.summary["generic_rank"]
+    for k in range(len(plain.t)):
+        A = ws.constraints(plain.t[k], plain.q[k], np.zeros(model.n))[1]
+        np.testing.assert_array_equal(T[k], pivoted_qr(A).Q[:, r:])
+    assert len(plain.events) == 10
+    first = [abs(np.asarray(e["admissible"])[:, 0] @ np.asarray(e["continuing"])[:, 0]) for e in plain.events]
+    assert min(first) < 0.9
+    cont = simulate(model, t_end=10.0, formulation="nullspace")
+    Tc = cont["T"].reshape(len(cont.t), model.n, -1)
+    for e in cont.events:
+        k = np.searchsorted(cont.t, e["t"])
+        C = np.asarray(e["continuing"])[:, 0]
+        assert C @ Tc[k - 1][:, 0] > 0.95 and C @ Tc[k][:, 0] > 0.95     # same sign on both sides
+
+
+def test_fig_13_trajectories_of_bars_1_and_5(tmp_path):
+    """Paper 000 Sect. 3.5, Fig. 13: the 2x2 four-bar's two DOF are the rotations of bar1 and bar5; the figure
+    of their trajectories is drawn by a nullspace run with --plot."""
+    from multibody.plot.nullspace import body_trajectories, independent_bodies
+    model = MODELS["four-bar-2x2-modified"].factory()
+    r = simulate(model, t_end=0.3, formulation="nullspace")
+    assert independent_bodies(r, model) == ["bar1", "bar5"]
+    assert body_trajectories(r, ["bar1", "bar5"], tmp_path / "f13.png").stat().st_size > 10_000
