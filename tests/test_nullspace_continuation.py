@@ -107,7 +107,8 @@ def test_chart_identities(name, seed, t, d):
 
 def test_pendulum_run_energy_sign_and_output_times():
     """Released from rest at x = l, z = 0: |x'|^2 = 2 g (-z) (energy) at every step and at output times sampled
-    inside steps (read in the step's own basis), and qd^2 = |x'|^2 at the steps; the sign of T against [-z, x]/l never changes (eq. 50)."""
+    inside steps (read in the step's own basis), and qd^2 = |x'|^2 at the steps; the sign of T against [-z, x]/l
+    never changes (eq. 50)."""
     model = MODELS["pendulum-redundant"].factory()
     for opts in (TIGHT, RunOptions(rtol=1e-9, atol=1e-11, output_step=0.0137)):
         r = simulate(model, t_end=3.0, formulation="nullspace", options=opts)
@@ -136,6 +137,9 @@ def test_modified_mechanisms_exact_motion_and_continuous_velocity(name, cells, r
     theta = crank_angle_exact_cells(np.array([e["t"] for e in r.events]), cells=cells)
     np.testing.assert_allclose(np.sin(theta), 0.0, atol=1e-7)
     assert r.summary["qd_ind_jump_max_rel"] < 0.1
+    # N3 as in the paper: the motion of span(N) nearest to the continued basis T(t*) (eq. 22) is the continuing
+    # one, not a new one (those are orthogonal to it, pi/2 away)
+    assert all(e["basis_branch_angle"] < 0.1 for e in r.events)
 
 
 def test_recompute_is_the_plain_method_and_jumps_at_the_singular_configuration():

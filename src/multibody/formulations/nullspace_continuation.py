@@ -22,8 +22,8 @@ After every accepted step t_k -> t_{k+1} = t_k + h:
 4. w <- T_{k+1}^T x' (x' tangent at x_{k+1}: the same physical velocity), Omega_{k+1} from A' [Q1 | T]
    (exact, by polarisation of gamma, :func:`~multibody.linalg.tangent.jacobian_rate_times`).
 
-The dense output of a step is read in the chart of that step (``split`` keeps the previous chart for
-t < t_{k+1}). Singular events and diagnostics are those of :class:`.nullspace.NullSpace`.
+The dense output of a step is read in the chart of that step (``split`` keeps the charts of the last three
+steps). Singular events and diagnostics are those of :class:`.nullspace.NullSpace`.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ import scipy.linalg as sla
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import solve_positions
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_space_filter
-from ..linalg.tangent import SmoothPinv, continue_basis, omega_continued
+from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from .base import Accelerations
 from .nullspace import NullSpace
 
@@ -57,7 +57,7 @@ class ContinuationNullSpace(NullSpace):
         super().__init__(model, basis="flow", **options)
         self.basis = "continuation"
         self.error_filter = self._position_error
-        self._chart = self._prev = None
+        self._charts: list[Chart] = []     # the charts of the last three steps (the newest last)
 
     # ------------------------------------------------------------------ state layout
     def initial_state(self, t, q, v):
@@ -67,7 +67,7 @@ class ContinuationNullSpace(NullSpace):
         self.generic_rank, self.f = r, n - r
         Q1, T = pqr.Q[:, :r], pqr.Q[:, r:]
         w = T.T @ v
-        self._chart = self._prev = Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))
+        self._charts = [Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))]
         self._store(t, pqr, w, T)
         return np.concatenate([q, w])
 
@@ -76,8 +76,19 @@ class ContinuationNullSpace(NullSpace):
         n = self.model.n
         return y[:n], y[n:], self._chart.T
 
+    @property
+    def _chart(self) -> Chart:
+        return self._charts[-1]
+
     def _chart_at(self, t) -> Chart:
-        return self._prev if t < self._chart.t else self._chart
+        """The chart of the step containing t: the newest one from t on, an older one before it."""
+        return next((c for c in reversed(self._charts) if c.t <= t), self._charts[0])
+
+    def continued_basis(self, t) -> np.ndarray:
+        """T(t) (n, f): the basis of the step containing t carried to t by eq. 22, (Q_k expm(Omega_k (t - t_k)))[:, r:]
+        (used to identify the continuing motion at a singular configuration from the continued basis, N3)."""
+        c = self._chart_at(t)
+        return continue_expm(np.hstack([c.Q1, c.T]), c.Omega, t - c.t)[:, c.Q1.shape[1]:]
 
     def split(self, t, y):
         n = self.model.n
@@ -137,7 +148,7 @@ class ContinuationNullSpace(NullSpace):
         T = continue_basis(old.Q1, old.T, old.Omega, t - old.t, Q1) if self.f else old.T   # eq. 22, App. A
         w = T.T @ v
         v = self._kinematics(t, x, w, Chart(t, Q1, T, old.Omega))[0]
-        self._prev, self._chart = old, Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))
+        self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
         prev = self._last
         self._store(t, pqr, w, T)
         self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))

@@ -47,9 +47,9 @@ def tangent_components(runs: dict[str, Result], body: str, path: Path) -> Path:
                 ax.plot(res.t, T[:, i, j], ".-", ms=2, lw=0.8, color=f"C{k}",
                         label=f"{names[i]} (T col {j + 1})" if f > 1 else names[i], alpha=1 - 0.4 * j)
         for e in res.events:
-            # recompute (Fig. 10): the fresh QR's admissible motions as they come ("1st mov" o, the others x);
+            # recompute (Fig. 10): the fresh QR's admissible motions as they come (first f columns o, others x);
             # a continued basis (Fig. 11): the continuing motion o and the new ones x
-            C, N = ((np.array(e["admissible"])[:, :1], np.array(e["admissible"])[:, 1:]) if basis == "recompute"
+            C, N = ((np.array(e["admissible"])[:, :f], np.array(e["admissible"])[:, f:]) if basis == "recompute"
                     else (np.array(e["continuing"]), np.array(e["new"])))
             for k, i in enumerate(rows):
                 ax.plot([e["t"]] * C.shape[1], C[i], "o", mfc="none", color=f"C{k}", ms=6)
@@ -60,8 +60,8 @@ def tangent_components(runs: dict[str, Result], body: str, path: Path) -> Path:
     axes[0, 0].set_ylabel(f"{body} rows of T")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle(f"{res.summary.get('model', '')}: components of T for {body}; at singular configurations "
-                 "o = continuing motion, x = new motion(s)\n(recompute: o = 1st, x = 2nd column of the fresh QR there, "
-                 "paper 000 Fig. 10)", fontsize=10)
+                 "o = continuing motion, x = new motion(s)\n(recompute: o = the first dof columns, x = the others "
+                 "of the fresh QR there, paper 000 Fig. 10)", fontsize=10)
     return _save(fig, path)
 
 
