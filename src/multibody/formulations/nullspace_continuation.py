@@ -20,7 +20,7 @@ After every accepted step t_k -> t_{k+1} = t_k + h:
    (:func:`~multibody.linalg.tangent.omega_continued`), re-orthogonalised against the new Q1_ns by App. A
    (:func:`~multibody.linalg.tangent.continue_basis`); the integrated Q1 block is discarded (Sect. 2.4);
 4. w <- T_{k+1}^T x' (x' tangent at x_{k+1}: the same physical velocity), Omega_{k+1} from A' [Q1 | T]
-   (exact, by polarisation of gamma, :func:`~multibody.linalg.tangent.jacobian_rate_times`).
+   (a central difference of A along x', :meth:`ContinuationNullSpace._omega`).
 
 The dense output of a step is read in the chart of that step (``split`` keeps the charts of the last three
 steps). Singular events and diagnostics are those of :class:`.nullspace.NullSpace`.
@@ -37,7 +37,7 @@ from ..kinematics import solve_positions
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_space_filter
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from .base import Accelerations
-from .nullspace import NullSpace
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace
 
 
 @dataclass(frozen=True)
@@ -157,11 +157,17 @@ class ContinuationNullSpace(NullSpace):
         return np.concatenate([x, w])
 
     def _omega(self, t, x, v, pqr, Q1, T):
-        """Omega (n, n) at (t, x, x') for Q = [Q1 | T] (eqs 19-20); zero without constraints or freedom."""
+        """Omega (n, n) at (t, x, x') for Q = [Q1 | T] (eqs 19-20); zero without constraints or freedom. A' Q by a
+        central difference of C along (x', 1) with step PFAFFIAN_RATE_STEP / max(|x'|, 1) (relative error ~1e-10,
+        two evaluations of C instead of 2 n of gamma; Omega only carries the basis, never the motion)."""
         r, n = Q1.shape[1], self.model.n
         if r == 0 or T.shape[1] == 0:
             return np.zeros((n, n))
-        AdQ = self._rate_times(t, x, v, np.hstack([Q1, T]))
+        eps = PFAFFIAN_RATE_STEP / max(float(np.max(np.abs(v))), 1.0)
+        zero = np.zeros(n)
+        Cp = self.ws.velocity_constraints(t + eps, x + eps * v, zero)[1]
+        Cm = self.ws.velocity_constraints(t - eps, x - eps * v, zero)[1]
+        AdQ = (Cp - Cm) @ np.hstack([Q1, T]) / (2 * eps)
         return omega_continued(AdQ[pqr.perm[:r]], pqr.R[:r, :r], self.reg)
 
     def channels(self, t, y):
