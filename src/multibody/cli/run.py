@@ -52,9 +52,10 @@ PLOT_STATES = 500
               default="lagrangian", show_default=True,
               help="Velocity jump at the model's events (paper 002 eqs 24, 32, 37; 'naive' only zeroes "
                    "the locked rates and is NOT momentum consistent, for comparison).")
-@click.option("--basis", type=click.Choice(["continuation", "recompute"]), default="continuation",
+@click.option("--basis", type=click.Choice(["continuation", "flow", "recompute"]), default="continuation",
               show_default=True, help="Tangent basis over time of the nullspace formulation (paper 000 "
-                                      "Sect. 2.4): QR continuation or a fresh QR every step.")
+                                      "Sect. 2.4): discrete continuation Q_k expm(Omega h) (eq. 22), the "
+                                      "integrated flow T' = -A+ A' T, or a fresh QR every step.")
 @click.option("--eliminate", default="", metavar="ROWS",
               help="lagrange: comma-separated constraint rows (e.g. 'C.y,W4.normal') eliminated as redundant "
                    "(paper 003 Sect. 3.1; their reactions become zero); default: minimum-norm multipliers.")

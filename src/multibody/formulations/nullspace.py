@@ -21,8 +21,9 @@ After every accepted step (eqs 12-13, 22, App. A):
 1. x is projected onto Phi = 0 by minimum-norm Gauss-Newton: the correction lies in span(Q1) (eq. 12-13);
 2. the pivoted QR of A^T at the new x (eq. 23) gives R's diagonal and the rank, decided with
    ``rank_tol`` (linalg.RankTolerance: |R_ii| > rtol |R_11|, rtol = sqrt(eps), scale-aware);
-3. basis ``continuation`` (default): T, integrated with the step (the exact flow of eq. 15 whose
-   frozen-Omega version is eq. 22, tangent.continue_expm), is re-orthogonalised against the new
+3. basis ``flow``: T, integrated with the step (the exact flow of eq. 15 whose frozen-Omega version is
+   eq. 22; ``continuation``, the default of the registry, is that discrete eq. 22 itself:
+   formulations.nullspace_continuation), is re-orthogonalised against the new
    Q1_ns as X (X^T X)^(-1/2), X = (I - Q1_ns Q1_ns^T) T (App. A), with the projector written as
    I - A_mu^+ A (tangent.smooth_reorthogonalize: no rank decision, so a step that lands near a
    singular configuration still removes the drift of T along the motions that only exist there;
@@ -30,12 +31,11 @@ After every accepted step (eqs 12-13, 22, App. A):
    branch); w is kept, so w is continuous.
    Basis ``recompute`` (the classical method): T = Q[:, r_g:] of the fresh factorisation (eqs 8, 25, 28)
    and w = T_new^T T_old w_old (same physical velocity): sign flips and rotations of T make w jump.
-   Within |R_rr| < ``recompute_guard`` |R_11| (r = r_g; default 1e-5 ~ 10 sqrt(projection tolerance
-   1e-12)) of a singular configuration the fresh factorisation does not determine the tangent of the
-   branch: at distance d, Phi ~ d^2 is below the projection tolerance for d < 1e-6, sigma_r and
-   sigma_{r+1} are both ~ d, and Q[:, r:] is an arbitrary admissible motion (paper 000 Fig. 10, "2nd
-   mov"); taking it loses the velocity and the run leaves on another branch (measured: triple
-   four-bar at rtol 1e-9). There the previous basis is kept (re-orthogonalised as in continuation).
+   This is the plain method paper 000 compares against (Figs 10, 15): at a singular configuration the
+   fresh factorisation does not determine the tangent of the branch (Q[:, r:] is an arbitrary admissible
+   motion, Fig. 10 "1st/2nd mov"). ``recompute_guard`` > 0 (default 0: off) keeps the previous basis
+   (re-orthogonalised as in continuation) where |R_rr| < recompute_guard |R_11| (r = r_g); 1e-5 ~ 10
+   sqrt(projection tolerance 1e-12): at distance d, Phi ~ d^2 is below that tolerance for d < 1e-6.
 4. singular configurations: when the r_g-th singular value of A has a local minimum over the
    accepted steps below ``singular_screen`` times the largest one, its time is located by golden-section
    search on the cubic Hermite interpolant of (x, x') projected onto Phi = 0; where the pivoted
@@ -56,7 +56,7 @@ from ..linalg.tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogona
 from .base import Accelerations, Formulation
 from .singular import SingularTracker
 
-BASES = ("continuation", "recompute")
+BASES = ("continuation", "flow", "recompute")
 
 #: Width of the smooth pseudo-inverse (tangent.SmoothPinv), mu = rel * sigma_1. Near a singular
 #: configuration at distance sigma the 0/0 solves A^+ gamma and A^+ A' T carry the round-off
@@ -80,14 +80,14 @@ class NullSpace(Formulation):
     name = "nullspace"
     supports_nonholonomic = True     # A below is C = [Phi_q; Psi] (paper 003 eq. 5); x projected on Phi only
 
-    def __init__(self, model, *, basis: str = "continuation", rank_tol: RankTolerance = RankTolerance(),
+    def __init__(self, model, *, basis: str = "flow", rank_tol: RankTolerance = RankTolerance(),
                  regularization: Regularization = NULLSPACE_REGULARIZATION,
                  projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10),
-                 singular_screen: float = 0.2, recompute_guard: float = 1e-5):
+                 singular_screen: float = 0.2, recompute_guard: float = 0.0):
         super().__init__(model)
-        if basis not in BASES:
+        if basis not in BASES[1:]:     # "continuation": nullspace_continuation.ContinuationNullSpace
             raise MultibodyError(f"unknown basis '{basis}' for the nullspace formulation; choose "
-                                 f"{' or '.join(BASES)}.")
+                                 f"{', '.join(BASES)}.")
         self.basis, self.rank_tol, self.reg = basis, rank_tol, regularization
         self.projection_tol = projection_tol
         self.recompute_guard = recompute_guard
@@ -184,7 +184,7 @@ class NullSpace(Formulation):
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
         A = self.ws.velocity_constraints(t, x, v_before)[1]
         pqr = pivoted_qr(A, self.rank_tol)
-        if self.basis == "continuation":
+        if self.basis == "flow":
             T = smooth_reorthogonalize(T, A, self.reg)                                  # App. A
         elif pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
             T = smooth_reorthogonalize(T, A, self.reg)      # fresh QR undetermined here: keep T

@@ -12,13 +12,13 @@ from .closing import Closing
 from .discrete import DiscreteEquations
 from .lagrange import Lagrange
 from .minimal import Minimal
-from .nullspace import NullSpace
+from .nullspace_continuation import nullspace
 from .partitioning import Partitioning
 from .projection import Projection
 
 FORMULATIONS = {
     "lagrange": Lagrange,           # paper 000 eqs 3-6 (with multipliers; paper 003 for the reactions)
-    "nullspace": NullSpace,         # paper 000 eqs 7-22 (Maggi-Kane with a continued QR basis)
+    "nullspace": nullspace,         # paper 000 eqs 7-22 (Maggi-Kane with a continued QR basis)
     "projection": Projection,       # paper 002 eqs 6-9 (Gauss-principle weighted projection)
     "minimal": Minimal,             # paper 002 eqs 10-13 (Voronets)
     "partitioning": Partitioning,   # paper 001 eqs 5-15, 23 (mass-weighted coordinate partitioning)

@@ -53,15 +53,39 @@ def omega_matrix(pqr: PivotedQR, Adot: np.ndarray, rank: int | None = None) -> n
 
     Adot (m, n): dA/dt. Uses only the non-singular block R1_ns (r, r); Omega_22 = 0."""
     r = pqr.rank if rank is None else rank
-    Q, n = pqr.Q, pqr.Q.shape[0]
-    B = Q.T @ Adot.T[:, pqr.perm[:r]]                       # Q^T A'^T P_r  (n, r)
-    B = sla.solve_triangular(pqr.R[:r, :r], B.T, trans="T", lower=False).T   # ... R1_ns^-1
+    B = pqr.Q.T @ Adot.T[:, pqr.perm[:r]]                   # Q^T A'^T P_r  (n, r)
+    return _omega_blocks(sla.solve_triangular(pqr.R[:r, :r], B.T, trans="T", lower=False).T)
+
+
+def _omega_blocks(B: np.ndarray) -> np.ndarray:
+    """Omega (n, n) from B = Q^T A'^T P_r R1_ns^-1 (n, r): eq. 19 (Omega_11 = L - L^T, L = stril(B_1)),
+    eq. 20 (Omega_21 = B_2, Omega_12 = -B_2^T), Omega_22 = 0."""
+    n, r = B.shape
     Omega = np.zeros((n, n))
     L = np.tril(B[:r], -1)
     Omega[:r, :r] = L - L.T                                  # eq. 19
     Omega[r:, :r] = B[r:]                                    # eq. 20
     Omega[:r, r:] = -B[r:].T
     return Omega
+
+
+def omega_continued(AdotQ_r: np.ndarray, R1: np.ndarray, reg: Regularization = Regularization()) -> np.ndarray:
+    """Omega (n, n) of eqs 19-20 for the continued Q = [Q1_ns | T] (Q1_ns, R1 (r, r) of the fresh pivoted QR,
+    T the continued tangent basis): ``AdotQ_r`` (r, n) = P_r^T A' Q, the independent rows of A' Q.
+
+    R1^-1 is applied as the smooth pseudo-inverse (:class:`SmoothPinv`): R1^-1 itself to (mu / s)^2 where
+    every |R_ii| is well above mu, fading the direction that vanishes at a singular configuration
+    instead of dividing by it (the derivation of App. B/C keeps only the non-singular block)."""
+    return _omega_blocks((SmoothPinv.of(R1.T, reg) @ AdotQ_r).T)
+
+
+def continue_basis(Q1: np.ndarray, T: np.ndarray, Omega: np.ndarray, h: float, Q1_new: np.ndarray) -> np.ndarray:
+    """T_{k+1} (n, f): the tangent block of Q_k expm(Omega h) (eq. 22, Q_k = [Q1 | T], Omega frozen over the
+    step) re-orthogonalised against the new Q1_ns of the QR of A_{k+1}^T (App. A, :func:`polar_reorthogonalize`;
+    the continued Q1 block is discarded, Sect. 2.4)."""
+    r = Q1.shape[1]
+    Q = continue_expm(np.hstack([Q1, T]), Omega, h)
+    return polar_reorthogonalize(Q[:, r:], Q1_new)
 
 
 def continue_expm(Q: np.ndarray, Omega: np.ndarray, h: float) -> np.ndarray:

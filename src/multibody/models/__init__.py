@@ -14,6 +14,7 @@ from .modified_four_bars import double_four_bar_modified, four_bar_2x2_modified,
 from .pendulums import pendulum, pendulum_redundant
 from .projective import four_bar_relative, physical_pendulum
 from .locking import PENDULUM_EVENTS, ROBOT_EVENTS, robot_emergency_stop, three_r_pendulum_locking
+from .locking import three_r_pendulum_locking_vertical
 from .nonholonomic_models import door_two_hinges, knife_edge_sled, mobile_robot
 from .spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage
 
@@ -47,6 +48,7 @@ MODELS: dict[str, Entry] = {
     "physical-pendulum": Entry(physical_pendulum, 2.0),
     "four-bar-relative": Entry(four_bar_relative, 3.0),
     "three-r-pendulum-locking": Entry(three_r_pendulum_locking, 2.0, PENDULUM_EVENTS),
+    "three-r-pendulum-locking-vertical": Entry(three_r_pendulum_locking_vertical, 2.0, PENDULUM_EVENTS),
     "robot-emergency-stop": Entry(robot_emergency_stop, 0.5, ROBOT_EVENTS),
     "gyro-top": Entry(gyro_top, 1.0, step=0.01),
     "cylindrical-pair": Entry(cylindrical_pair, 1.0, step=0.01),

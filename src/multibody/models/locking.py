@@ -1,6 +1,8 @@
 """Variable-topology benchmarks of paper 002: joint locking with momentum-consistent jumps.
 
-- ``three-r-pendulum-locking``: the planar 3R pendulum of paper 002 Sect. 6 with its data;
+- ``three-r-pendulum-locking``: the planar 3R pendulum of paper 002 Sect. 6 with its data (q1 from the
+  x-axis); ``three-r-pendulum-locking-vertical``: the same with q1 from the downward vertical (the text does
+  not say which; Fig. 1 is not in it);
 - ``robot-emergency-stop``: a 6-DOF industrial arm (Universal Robots UR5, URDF shipped by the
   ``example-robot-data`` package) whose first three joints are locked in turn, in the spirit of
   paper 002 Sect. 7 (the RX130L data of the paper are not published). Its joint-space dynamics come
@@ -29,7 +31,7 @@ LINK_INERTIA_AXIAL = LINK_MASS * 2 * LINK_WIDTH ** 2 / 12.0                   # 
 PENDULUM_EVENTS = (lock_at(0.8, "q2"), lock_at(1.3, "q3"))
 
 
-def three_r_pendulum(*, base_angle: float = 0.0):
+def three_r_pendulum(*, base_angle: float = 0.0, name: str = "three-r-pendulum-locking"):
     """Planar 3R pendulum of paper 002 Sect. 6: three 1 m aluminium links (108 kg, 9.36 kg m^2).
 
     Relative joint angles q = (q1, q2, q3) (:func:`~multibody.model.chain.serial_chain`: q1 from the
@@ -41,7 +43,7 @@ def three_r_pendulum(*, base_angle: float = 0.0):
     the downward vertical instead of the x-axis.
     """
     n = 3
-    return serial_chain("three-r-pendulum-locking", lengths=[LINK_LENGTH] * n, masses=[LINK_MASS] * n,
+    return serial_chain(name, lengths=[LINK_LENGTH] * n, masses=[LINK_MASS] * n,
                         inertias=[LINK_INERTIA] * n, base_angle=base_angle, gravity=(0.0, -9.81),
                         q0=[np.pi / 6] * n, source="paper 002 Sect. 6")
 
@@ -49,6 +51,12 @@ def three_r_pendulum(*, base_angle: float = 0.0):
 def three_r_pendulum_locking(**kw):
     """Planar 3R pendulum of paper 002 Sect. 6; joint 2 locked at 0.8 s, joint 3 at 1.3 s."""
     return three_r_pendulum(**kw)
+
+
+def three_r_pendulum_locking_vertical(**kw):
+    """The 3R pendulum with the other reading of paper 002 Fig. 1: q1 measured from the downward vertical
+    (base_angle = -pi/2), released from rest at q = (pi/6, pi/6, pi/6) as well."""
+    return three_r_pendulum(**{"base_angle": -np.pi / 2, "name": "three-r-pendulum-locking-vertical", **kw})
 
 
 # ----------------------------------------------------------------------------- robot

@@ -1,0 +1,198 @@
+"""``--basis continuation``: the null-space formulation with the paper's discrete continuation of the tangent
+basis (paper 000 eqs 9-13, 19-22 and App. A), next to the integrated flow of :mod:`.nullspace` (``flow``).
+
+ODE state y = [x (n), w (f)]; within the step from t_k the basis Q_k = [Q1_k | T_k] is frozen and, as in
+eq. 12 (x = Q2_k q + Q1_k p, p from Phi(x) = 0, eq. 13), the velocity is written in it:
+
+    x' = T_k w + Q1_k p',   A (T_k w + Q1_k p') + Phi_t = 0   ->   x' = X w - Q1_k G^+ Phi_t,
+    X = T_k - Q1_k G^+ A T_k (n, f),  G = A Q1_k (m, r)                                (eqs 9, 11b)
+    x'' = X w' + Q1_k G^+ gamma   (A x'' = gamma; X' w lies in span(Q1_k))                 (eq. 10)
+    X^T M X w' = X^T (f - M Q1_k G^+ gamma)   (A X = 0: the reactions cancel)            (eq. 11a)
+
+so the motion is the exact one whatever the basis (x'' satisfies A x'' = gamma and X^T (M x'' - f) = 0,
+eq. 3) and only the generalized velocities w depend on it. G^+ is the smooth pseudo-inverse of
+:class:`~multibody.linalg.tangent.SmoothPinv` (no rank decision inside a step, as in :mod:`.nullspace`).
+
+After every accepted step t_k -> t_{k+1} = t_k + h:
+1. x is projected onto Phi = 0 (eqs 12-13, minimum-norm Gauss-Newton);
+2. the pivoted QR of A_{k+1}^T gives the new Q1_ns (eq. 23) and the rank;
+3. eq. 22: T_{k+1} = (Q_k expm(Omega_k h))[:, r:] with Omega_k of eqs 19-20 at t_k
+   (:func:`~multibody.linalg.tangent.omega_continued`), re-orthogonalised against the new Q1_ns by App. A
+   (:func:`~multibody.linalg.tangent.continue_basis`); the integrated Q1 block is discarded (Sect. 2.4);
+4. w <- T_{k+1}^T x' (x' tangent at x_{k+1}: the same physical velocity), Omega_{k+1} from A' [Q1 | T]
+   (a central difference of A along x', :meth:`ContinuationNullSpace._omega`).
+
+The dense output of a step is read in the chart of that step (``split`` keeps the charts of the last three
+steps). Singular events and diagnostics are those of :class:`.nullspace.NullSpace`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..errors import MultibodyError, SimulationError
+from ..kinematics import solve_positions
+from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_space_filter
+from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
+from .base import Accelerations
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace
+
+
+@dataclass(frozen=True)
+class Chart:
+    """The frozen basis of one step: from time t, Q1 (n, r) of the fresh QR, T (n, f) continued, Omega (n, n)."""
+
+    t: float
+    Q1: np.ndarray
+    T: np.ndarray
+    Omega: np.ndarray
+
+
+class ContinuationNullSpace(NullSpace):
+    """``--formulation nullspace --basis continuation`` (module docstring)."""
+
+    def __init__(self, model, **options):
+        super().__init__(model, basis="flow", **options)
+        self.basis = "continuation"
+        self.error_filter = self._position_error
+        self._charts: list[Chart] = []     # the charts of the last three steps (the newest last)
+
+    # ------------------------------------------------------------------ state layout
+    def initial_state(self, t, q, v):
+        A = self.ws.velocity_constraints(t, q, v)[1]
+        pqr = pivoted_qr(A, self.rank_tol)
+        r, n = pqr.rank, self.model.n
+        self.generic_rank, self.f = r, n - r
+        Q1, T = pqr.Q[:, :r], pqr.Q[:, r:]
+        w = T.T @ v
+        self._charts = [Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))]
+        self._store(t, pqr, w, T)
+        return np.concatenate([q, w])
+
+    def unpack(self, y):
+        """(x (n,), w (f,), T (n, f)): T is the basis of the current step's chart."""
+        n = self.model.n
+        return y[:n], y[n:], self._chart.T
+
+    @property
+    def _chart(self) -> Chart:
+        return self._charts[-1]
+
+    def _chart_at(self, t) -> Chart:
+        """The chart of the step containing t: the newest one from t on, an older one before it."""
+        return next((c for c in reversed(self._charts) if c.t <= t), self._charts[0])
+
+    def continued_basis(self, t) -> np.ndarray:
+        """T(t) (n, f): the basis of the step containing t carried to t by eq. 22, (Q_k expm(Omega_k (t - t_k)))[:, r:]
+        (used to identify the continuing motion at a singular configuration from the continued basis, N3)."""
+        c = self._chart_at(t)
+        return continue_expm(np.hstack([c.Q1, c.T]), c.Omega, t - c.t)[:, c.Q1.shape[1]:]
+
+    def split(self, t, y):
+        n = self.model.n
+        return y[:n], self._kinematics(t, y[:n], y[n:], self._chart_at(t))[0]
+
+    def _kinematics(self, t, x, w, chart):
+        """x' (n,), X (n, f), A, Q1 G^+ (n, m) at (t, x) in the chart (eqs 9, 11b)."""
+        _, A, Phi_t, _ = self.ws.velocity_constraints(t, x, np.zeros_like(x))
+        Q1, T = chart.Q1, chart.T
+        Gp = SmoothPinv.of(A @ Q1, self.reg)
+        X = T - Q1 @ (Gp @ (A @ T)) if T.shape[1] else T
+        xdot = X @ w - Q1 @ (Gp @ Phi_t)
+        return xdot, X, A, Gp
+
+    # ------------------------------------------------------------------ dynamics
+    def _chart_dynamics(self, t, x, w, chart):
+        """x', x'' and w' at a state (eqs 10, 11a in the chart)."""
+        xdot, X, A, Gp = self._kinematics(t, x, w, chart)
+        gamma = self.ws.velocity_constraints(t, x, xdot)[3]
+        M, f = self.model.mass(x), self.ws.forces(t, x, xdot)
+        b = chart.Q1 @ (Gp @ gamma)
+        try:
+            z = sla.solve(X.T @ M @ X, X.T @ (f - M @ b), assume_a="pos", check_finite=False)
+        except (sla.LinAlgError, ValueError) as exc:
+            raise SimulationError(f"X^T M X is not positive definite at t = {t:g} ({exc}): every "
+                                  "admissible motion must carry mass or inertia.") from None
+        return xdot, X @ z + b, z, A, M, f
+
+    def rhs(self, t, y):
+        self.nfev += 1
+        n = self.model.n
+        xdot, _, z, *_ = self._chart_dynamics(t, y[:n], y[n:], self._chart)
+        return np.concatenate([xdot, z])
+
+    def accelerations(self, t, q, v):
+        chart = self._chart_at(t)
+        _, X, _, Gp = self._kinematics(t, q, np.zeros(self.f), chart)
+        Phi_t = self.ws.velocity_constraints(t, q, v)[2]
+        w = np.linalg.lstsq(X, v + chart.Q1 @ (Gp @ Phi_t), rcond=None)[0] if self.f else np.zeros(0)
+        _, a, z, A, M, f = self._chart_dynamics(t, q, w, chart)
+        lam = min_norm_solve(A.T, f - M @ a)
+        return Accelerations(a, lam, {"rank": self._last[1], "qdd_ind": z, "basis": self.basis})
+
+    # ------------------------------------------------------------------ after each accepted step
+    def after_step(self, t, y):
+        n, old = self.model.n, self._chart
+        x, w = y[:n], y[n:]
+        v = self._kinematics(t, x, w, old)[0]
+        try:
+            x = solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)   # eqs 12-13
+        except MultibodyError as exc:
+            raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
+        A = self.ws.velocity_constraints(t, x, v)[1]
+        pqr = pivoted_qr(A, self.rank_tol)
+        r = self.generic_rank
+        Q1 = pqr.Q[:, :r]
+        T = continue_basis(old.Q1, old.T, old.Omega, t - old.t, Q1) if self.f else old.T   # eq. 22, App. A
+        w = T.T @ v
+        v = self._kinematics(t, x, w, Chart(t, Q1, T, old.Omega))[0]
+        self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
+        prev = self._last
+        self._store(t, pqr, w, T)
+        self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))
+        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
+        self.tracker.accepted(t, x, v, T)
+        return np.concatenate([x, w])
+
+    def _omega(self, t, x, v, pqr, Q1, T):
+        """Omega (n, n) at (t, x, x') for Q = [Q1 | T] (eqs 19-20); zero without constraints or freedom. A' Q by a
+        central difference of C along (x', 1) with step PFAFFIAN_RATE_STEP / max(|x'|, 1) (relative error ~1e-10,
+        two evaluations of C instead of 2 n of gamma; Omega only carries the basis, never the motion)."""
+        r, n = Q1.shape[1], self.model.n
+        if r == 0 or T.shape[1] == 0:
+            return np.zeros((n, n))
+        eps = PFAFFIAN_RATE_STEP / max(float(np.max(np.abs(v))), 1.0)
+        zero = np.zeros(n)
+        Cp = self.ws.velocity_constraints(t + eps, x + eps * v, zero)[1]
+        Cm = self.ws.velocity_constraints(t - eps, x - eps * v, zero)[1]
+        AdQ = (Cp - Cm) @ np.hstack([Q1, T]) / (2 * eps)
+        return omega_continued(AdQ[pqr.perm[:r]], pqr.R[:r, :r], self.reg)
+
+    def channels(self, t, y):
+        """As :meth:`.NullSpace.channels` (rank and R diagonal of the last accepted step), with qd_ind = w and T
+        those of y in the chart of its step (a sample inside a step: the step's frozen basis)."""
+        out = super().channels(t, y)
+        T, names = self._chart_at(t).T, self.model.coordinate_names
+        out["qd_ind"] = (y[self.model.n:], out["qd_ind"][1])
+        out["T"] = (T.ravel(), out["T"][1])
+        return out
+
+    def _position_error(self, t, y, err):
+        """The local error with the normal part of x weighted by NORMAL_ERROR_WEIGHT (as in :mod:`.nullspace`);
+        the error of w is kept whole."""
+        n = self.model.n
+        out = err.copy()
+        A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
+        tangent = row_space_filter(A[: self.ws.m], err[:n])
+        out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
+        return out
+
+
+def nullspace(model, *, basis: str = "continuation", **options) -> NullSpace:
+    """The nullspace formulation with the named tangent basis: ``continuation`` (eq. 22, this module), ``flow``
+    (T' = -A^+ A' T integrated with the step) or ``recompute`` (a fresh QR at every step, eqs 8, 25, 28)."""
+    if basis == "continuation":
+        return ContinuationNullSpace(model, **options)
+    return NullSpace(model, basis=basis, **options)
