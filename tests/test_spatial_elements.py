@@ -1,0 +1,216 @@
+"""Spatial springs, dampers, drivers, forces and torques (issue 23) against closed forms."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from multibody import Motion, RunOptions, simulate
+from multibody.errors import ModelError
+from multibody.model.director_builder import SpatialModelBuilder
+from multibody.models.spatial_mechanisms import SLIDER_CRANK, slider_position, spatial_slider_crank
+
+G = 9.81
+TIGHT = RunOptions(rtol=1e-10, atol=1e-12)
+
+
+def _omega(q, v, body=0):
+    """omega = 1/2 sum_I d_I x v_I of one body (module docstring of model.director_forces)."""
+    x, xd = q[..., 12 * body:12 * body + 12], v[..., 12 * body:12 * body + 12]
+    return 0.5 * sum(np.cross(x[..., 3 + 3 * i:6 + 3 * i], xd[..., 3 + 3 * i:6 + 3 * i]) for i in range(3))
+
+
+def test_body_hanging_on_a_spring_oscillates_at_sqrt_k_over_m():
+    """z(t) = z_eq + A cos(sqrt(k/m) t), z_eq = -(l0 + m g / k): the spring is vertical and stays so."""
+    m, k, l0, A = 2.0, 50.0, 0.5, 0.05
+    z_eq = -(l0 + m * G / k)
+    b = SpatialModelBuilder("hang")
+    b.add_body("bob", mass=m, inertia=[0.1, 0.2, 0.25], position=(0.3, 0.2, z_eq + A))
+    b.spring_damper("s", "ground", "bob", point1=(0.3, 0.2, 0), point2=(0.3, 0.2, z_eq + A), stiffness=k,
+                    free_length=l0)
+    b.gravity(G)
+    r = simulate(b.build(), t_end=2.0, options=TIGHT)
+    w = np.sqrt(k / m)
+    assert np.max(np.abs(r.q[:, 2] - (z_eq + A * np.cos(w * r.t)))) < 1e-8
+    assert r.summary["energy_drift_rel"] < 1e-8
+
+
+def _pendulum(theta0, stiffness, *, gravity=True, damping=0.0, m=1.5, L=0.8):
+    """A rod hanging from a revolute pair about e2 at the origin, turned by theta0 from the vertical,
+    with a torsion spring whose free angle is the vertical (free_angle = -theta0 from the start)."""
+    d, J = L / 2, m * L ** 2 / 12
+    c, s = np.cos(theta0), np.sin(theta0)
+    Ry = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+    b = SpatialModelBuilder("torsion-pendulum")
+    b.add_body("rod", mass=m, inertia=[J, J, 1e-4], position=Ry @ [0, 0, -d], directors=Ry)
+    b.revolute("pin", None, "rod", point=(0, 0, 0), axis=(0, 1, 0))
+    b.rotational_spring_damper("spring", "pin", stiffness=stiffness, damping=damping, free_angle=-theta0)
+    if gravity:
+        b.gravity(G)
+    return b.build(), m * d * G, J + m * d * d
+
+
+def _swing(r):
+    """Angle from the downward vertical about +e2."""
+    return np.arctan2(-r.q[:, 0], -r.q[:, 2])
+
+
+def test_compound_pendulum_with_torsion_spring_frequency():
+    """Small oscillations: w^2 = (k + m g d) / I_O; amplitude 1e-3 keeps the sin nonlinearity
+    (relative frequency shift ~ theta0^2 / 16) far below the tolerance."""
+    th0, k = 1e-3, 4.0
+    model, mgd, IO = _pendulum(th0, k)
+    r = simulate(model, t_end=3.0, options=TIGHT)
+    w = np.sqrt((k + mgd) / IO)
+    assert np.max(np.abs(_swing(r) - th0 * np.cos(w * r.t))) < 1e-5 * th0
+
+
+def test_torsion_spring_without_gravity_is_harmonic_at_any_amplitude():
+    """Without gravity I_O theta'' = -k theta exactly: theta = theta0 cos(sqrt(k/I_O) t), theta0 = 2."""
+    th0, k = 2.0, 4.0
+    model, _, IO = _pendulum(th0, k, gravity=False)
+    r = simulate(model, t_end=1.0, options=TIGHT)
+    assert np.max(np.abs(_swing(r) - th0 * np.cos(np.sqrt(k / IO) * r.t))) < 1e-8
+
+
+def test_torsion_damper_decay():
+    """A damped torsion pendulum without gravity: I theta'' + c theta' + k theta = 0, the underdamped
+    closed form theta0 e^(-zeta w t) (cos(wd t) + zeta w / wd sin(wd t))."""
+    th0, k, c = 0.5, 4.0, 0.05
+    model, _, IO = _pendulum(th0, k, gravity=False, damping=c)
+    r = simulate(model, t_end=1.0, options=TIGHT)
+    w = np.sqrt(k / IO)
+    z = c / (2 * np.sqrt(k * IO))
+    wd = w * np.sqrt(1 - z * z)
+    exact = th0 * np.exp(-z * w * r.t) * (np.cos(wd * r.t) + z * w / wd * np.sin(wd * r.t))
+    assert np.max(np.abs(_swing(r) - exact)) < 1e-8
+
+
+def test_rod_driven_at_constant_rate_needs_m_g_L_half_cos_theta():
+    """Rod about a horizontal axis at constant rate: the driver multiplier (the torque on the rod is
+    -lam n) equals m g (L/2) cos theta, theta from the horizontal; the motion is prescribed exactly."""
+    m, L, om = 1.5, 0.8, 2.0
+    d, J = L / 2, m * L ** 2 / 12
+    b = SpatialModelBuilder("driven-rod")
+    b.add_body("rod", mass=m, inertia=[1e-4, J, J], position=(d, 0, 0))
+    b.revolute("pin", None, "rod", point=(0, 0, 0), axis=(0, 1, 0))
+    assert b.driver("pin", Motion.constant_rate(0.0, om)) == "pin-driver"
+    b.gravity(G)
+    r = simulate(b.build(), t_end=2.0, options=TIGHT)
+    th = om * r.t
+    assert np.max(np.abs(r.q[:, 0] - d * np.cos(th))) < 1e-12
+    assert np.max(np.abs(r.q[:, 2] + d * np.sin(th))) < 1e-12
+    lam = r.column("multipliers", "pin-driver.theta")
+    assert np.max(np.abs(lam - m * G * d * np.cos(th))) < 1e-9 * m * G * d
+
+
+def test_slide_driver_moves_the_slider_and_needs_m_g_sin_alpha():
+    """A block on an incline (P pair along a) driven at u = u0 + 0.3 t^2: the multiplier of the slide
+    row is the axial force m (u'' - g . a) that the driver exerts along -a (dPhi/du = 1)."""
+    m = 2.0
+    a = np.array([np.cos(0.4), 0.0, np.sin(0.4)])
+    b = SpatialModelBuilder("incline")
+    b.add_body("block", mass=m, inertia=[0.1, 0.1, 0.1], position=(0.2, 0, 0))
+    b.prismatic("rail", None, "block", point=(0, 0, 0), point2=(0.2, 0, 0), axis=a)
+    u0 = 0.2 * np.cos(0.4)
+    b.driver("rail", Motion.polynomial([u0, 0.0, 0.3]))
+    b.gravity(G)
+    r = simulate(b.build(), t_end=1.0, options=TIGHT)
+    u = r.q[:, :3] @ a
+    assert np.max(np.abs(u - (u0 + 0.3 * r.t ** 2))) < 1e-12
+    lam = r.column("multipliers", "rail-driver.u")
+    assert np.max(np.abs(lam - (-m * (0.6 + G * np.sin(0.4))))) < 1e-9
+
+
+def test_spatial_slider_crank_follows_its_closed_form():
+    """Slider y(theta) = r sin theta + sqrt(l^2 - h^2 - (r cos theta - c)^2), theta = 2 pi t."""
+    model = spatial_slider_crank()
+    r = simulate(model, t_end=1.0, options=RunOptions(rtol=1e-9, atol=1e-11))
+    y = r.column("q", "slider.y")
+    assert np.max(np.abs(y - slider_position(SLIDER_CRANK["rate"] * r.t))) < 1e-9
+    crank = r.column("q", "crank.x") + 1j * r.column("q", "crank.y")
+    assert np.max(np.abs(crank - SLIDER_CRANK["r"] / 2 * np.exp(1j * SLIDER_CRANK["rate"] * r.t))) < 1e-12
+
+
+def test_heavy_top_torque_about_the_vertical_changes_L_z_by_its_integral():
+    """Gravity and the pivot have no moment about the vertical through the pivot: with an applied
+    torque tau_z(t) = a sin(5 t), L_z(t) = L_z(0) + a/5 (1 - cos 5 t) for any motion of the top."""
+    amp, tilt, L, spin = 0.05, 0.5, 0.1, 20.0
+    c, s = np.cos(tilt), np.sin(tilt)
+    D = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    b = SpatialModelBuilder("driven-top")
+    b.add_body("top", mass=1.0, inertia=[0.01, 0.01, 0.004], position=L * D[:, 2], directors=D,
+               velocity=np.cross(spin * D[:, 2], L * D[:, 2]), omega=spin * D[:, 2])
+    b.spherical("pivot", None, "top", point=(0, 0, 0))
+    b.torque("top", lambda t, q, v: np.array([0.0, 0.0, amp * np.sin(5 * t)]), name="motor")
+    b.gravity(G)
+    model = b.build()
+    bodies = model.constraints[0]
+    r = simulate(model, t_end=0.5, options=RunOptions(rtol=1e-9, atol=1e-11))
+    Lz = np.array([bodies.momenta(q, v)[1][2] for q, v in zip(r.q, r.v)])
+    assert np.max(np.abs(Lz - Lz[0] - amp / 5 * (1 - np.cos(5 * r.t)))) < 1e-8 * amp
+
+
+def test_force_at_a_body_point_spins_a_free_body():
+    """Free body at rest, no gravity, force f0 d1 at the body point X = a d2: moment about the centre
+    of mass a d2 x f0 d1 = -a f0 d3, a principal axis, so omega = -a f0 t / J3 d3 and the centre
+    of mass accelerates along d1(t), |v_phi| <= f0 t / m."""
+    m, J3, f0, a = 2.0, 0.3, 1.5, 0.2
+    b = SpatialModelBuilder("free")
+    b.add_body("box", mass=m, inertia=[0.2, 0.25, J3], position=(0, 0, 0))
+    b.force("box", lambda t, q, v: f0 * q[3:6], point=(0, a, 0), name="push")
+    r = simulate(b.build(), t_end=1.0, options=TIGHT)
+    w = _omega(r.q, r.v)
+    assert np.max(np.abs(w - np.outer(-a * f0 * r.t / J3, r.q[:, 9:12][0]))) < 1e-9
+    psi = -a * f0 * r.t ** 2 / (2 * J3)
+    assert np.max(np.abs(r.q[:, 3:6] - np.column_stack([np.cos(psi), np.sin(psi), 0 * psi]))) < 1e-9
+
+
+def _two_bodies():
+    b = SpatialModelBuilder("bad")
+    b.add_body("a", mass=1.0, inertia=[1, 1, 1], position=(0, 0, 0))
+    b.spherical("ball", None, "a", point=(0, 0, 1))
+    return b
+
+
+def test_bad_elements_name_themselves():
+    b = _two_bodies()
+    with pytest.raises(ModelError, match="rotational spring-damper 'k'.*'ball' is a S pair"):
+        b.rotational_spring_damper("k", "ball", stiffness=1.0)
+    with pytest.raises(ModelError, match="driver on 'ball'.*a S pair"):
+        b.driver("ball", Motion.constant_rate(0, 1))
+    with pytest.raises(ModelError, match="no joint 'nope'"):
+        b.rotational_spring_damper("k", "nope", stiffness=1.0)
+    b.force("a", lambda t, q, v: np.zeros(2), name="wind")
+    with pytest.raises(ModelError, match="force 'wind'.*3 finite global components"):
+        b.build()
+    b = _two_bodies()
+    b.spring_damper("s", None, "a", point1=(0, 0, 2), point2=(0, 0, 0), stiffness=-1.0)
+    with pytest.raises(ModelError, match="spring-damper 's'.*non-negative"):
+        b.build()
+
+
+BAD_FILES = {
+    "torsion_on_ball.py": "b.rotational_spring_damper('k', 'ball', stiffness=1.0)",
+    "driver_on_ball.py": "b.driver('ball', Motion.constant_rate(0, 1))",
+    "bad_force.py": "b.force('a', lambda t, q, v: np.zeros(4), name='wind')",
+}
+MESSAGES = {"torsion_on_ball.py": "rotational spring-damper 'k'", "driver_on_ball.py": "driver on 'ball'",
+            "bad_force.py": "force 'wind'"}
+
+
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_bad_elements_exit_2_from_the_cli(tmp_path, name):
+    from click.testing import CliRunner
+
+    from multibody.cli import main
+
+    path = tmp_path / name
+    path.write_text("import numpy as np\nfrom multibody import Motion, SpatialModelBuilder\n"
+                    "def build():\n    b = SpatialModelBuilder('bad')\n"
+                    "    b.add_body('a', mass=1.0, inertia=[1, 1, 1], position=(0, 0, 0))\n"
+                    "    b.spherical('ball', None, 'a', point=(0, 0, 1))\n"
+                    f"    {BAD_FILES[name]}\n    return b.build()\n")
+    res = CliRunner().invoke(main, ["run", str(path), "--out", str(tmp_path / "x.h5")])
+    assert res.exit_code == 2, res.output
+    assert MESSAGES[name] in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "x.h5").exists()
