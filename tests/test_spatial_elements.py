@@ -283,3 +283,35 @@ def test_energy_momentum_and_dopri5_give_the_same_motion():
         ref = simulate(model, t_end=0.4, options=RunOptions(rtol=1e-10, atol=1e-12, output_times=tuple(em.t)))
         errors.append(np.max(np.abs(em.q - ref.q)))
     assert 3.5 < errors[0] / errors[1] < 4.5 and errors[1] < 1e-4
+
+
+def test_physical_reactions_of_a_driven_rod():
+    """Rod at constant rate about e2 (as above): the pin's force on the rod is m (a - g) with the
+    centripetal a = -w^2 phi; the driver's moment on the rod about e2 is -m g d cos theta and the pin's
+    moment about the centre of mass, (-phi) x m g e3, cancels it (J theta'' = 0); the ground takes -F."""
+    m, L, om = 1.5, 0.8, 2.0
+    d, J = L / 2, m * L ** 2 / 12
+    b = SpatialModelBuilder("driven-rod")
+    b.add_body("rod", mass=m, inertia=[1e-4, J, J], position=(d, 0, 0))
+    b.revolute("pin", None, "rod", point=(0, 0, 0), axis=(0, 1, 0))
+    b.driver("pin", Motion.constant_rate(0.0, om))
+    b.gravity(G)
+    r = simulate(b.build(), t_end=1.0, options=TIGHT)
+    th = om * r.t
+    F = np.column_stack([r.column("reactions", f"pin.on_rod.F{c}") for c in "xyz"])
+    phi = d * np.column_stack([np.cos(th), 0 * th, -np.sin(th)])
+    scale = m * G
+    assert np.max(np.abs(F - m * (-om ** 2 * phi + [0, 0, G]))) < 1e-10 * scale
+    assert np.max(np.abs(r.column("reactions", "pin-driver.on_rod.My") + m * G * d * np.cos(th))) < 1e-10 * scale
+    assert np.max(np.abs(r.column("reactions", "pin.on_rod.My") - m * G * d * np.cos(th))) < 1e-10 * scale
+    assert np.max(np.abs(r.column("reactions", "pin.on_ground.Fz") + F[:, 2])) < 1e-12 * scale
+    # body frame: d1 along the rod, so the force along the rod is F . d1 = -m w^2 d - m g sin theta
+    axial = -m * om ** 2 * d - m * G * np.sin(th)
+    assert np.max(np.abs(r.column("reactions", "pin.on_rod.Fx_body") - axial)) < 1e-10 * scale
+    assert np.all(r.column("reactions_unique", "pin.on_rod.Fx") == 1.0)
+
+
+def test_energy_momentum_rejects_drivers_by_name():
+    from multibody.errors import MultibodyError
+    with pytest.raises(MultibodyError, match="does not take drivers.*crank-pin-driver.theta"):
+        _em(spatial_slider_crank(), "reduced", 0.02)

@@ -44,6 +44,10 @@ class DiscreteForces:
         if bad:
             raise MultibodyError(f"model '{model.name}': the energy-momentum scheme takes uniform gravity and the "
                                  f"spatial springs, dampers, forces and torques only, not {', '.join(bad)}.")
+        driven = [lab for g in model.constraints if g.motions for lab in g.labels]
+        if driven:
+            raise MultibodyError(f"model '{model.name}': the energy-momentum scheme does not take drivers (rows "
+                                 f"{', '.join(driven)}); run it with lagrange and a Runge-Kutta integrator.")
         self.batched = [f for f in self.elements if type(f).__name__ != "SpatialLoads"]
         self.loads = [f for f in self.elements if type(f).__name__ == "SpatialLoads"]
 

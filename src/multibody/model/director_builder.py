@@ -213,6 +213,13 @@ class SpatialModelBuilder:
             forces.append(de.loads(self, self.loads, n, q0, v0))
         return groups, forces
 
+    def _joint_bodies(self):
+        """joint name -> (body1, body2) ("ground" for the ground) of pairs and drivers (reactions)."""
+        name = lambda i: "ground" if i < 0 else self.bodies[i]["name"]  # noqa: E731
+        out = {j["name"]: (name(j["i1"]), name(j["i2"])) for j in self.joints}
+        out.update({d["name"]: out[d["joint"]["name"]] for d in self.drivers})
+        return out
+
     # ------------------------------------------------------------------ build
     def build(self) -> Model:
         if not self.bodies:
@@ -237,7 +244,8 @@ class SpatialModelBuilder:
         forces += tuple(extra_forces)
         scale = max(1e-3, float(np.max(np.abs([b["phi"] for b in self.bodies]), initial=0.0)))
         model = Model(self.name, names, tuple(groups), forces, q0, v0, mass_matrix=M,
-                      configurations=MappingProxyType({}), length_scale=scale, source=self.source)
+                      configurations=MappingProxyType({}), length_scale=scale, source=self.source,
+                      joint_bodies=MappingProxyType(self._joint_bodies()))
         return check_model(model)
 
     def _internal(self, nb, mass, euler) -> SpatialBodies:
