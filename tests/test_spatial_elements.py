@@ -315,3 +315,36 @@ def test_energy_momentum_rejects_drivers_by_name():
     from multibody.errors import MultibodyError
     with pytest.raises(MultibodyError, match="does not take drivers.*crank-pin-driver.theta"):
         _em(spatial_slider_crank(), "reduced", 0.02)
+
+
+def test_locking_a_coaxial_revolute_pair_conserves_angular_momentum():
+    """Two discs on a common vertical axis (A on the ground, B on A) spinning at w_A, w_B; locking the
+    pair A-B at t = 0.5 (paper 002 eq. 24, a momentum-consistent jump): both turn at
+    (J_A w_A + J_B w_B) / (J_A + J_B), the kinetic energy drops by J_A J_B (w_A - w_B)^2 / (2 (J_A + J_B))
+    and the lock's angular impulse on B is J_B (w+ - w_B) (multiplier with the torque -lam n)."""
+    from multibody.simulation.spatial_lock import lock_pair_at
+
+    JA, JB, wA, wB = 0.2, 0.05, 3.0, -10.0
+    b = SpatialModelBuilder("coaxial")
+    b.add_body("A", mass=1.0, inertia=[0.15, 0.15, JA], position=(0, 0, 0.1), omega=(0, 0, wA))
+    b.add_body("B", mass=0.5, inertia=[0.03, 0.03, JB], position=(0, 0, 0.3), omega=(0, 0, wB))
+    b.revolute("a", None, "A", point=(0, 0, 0), axis=(0, 0, 1))
+    b.revolute("ab", "A", "B", point=(0, 0, 0.2), axis=(0, 0, 1))
+    b.gravity(G)
+    r = simulate(b.build(), t_end=0.8, events=(lock_pair_at(0.5, "ab"),), options=TIGHT)
+    w_plus = (JA * wA + JB * wB) / (JA + JB)
+    after = r.t > 0.5
+    for body in (0, 1):
+        assert np.max(np.abs(_omega(r.q[after], r.v[after], body)[:, 2] - w_plus)) < 1e-8
+    event = r.events[0]
+    assert event["activated"] == ["lock-ab.theta"]
+    assert event["kinetic_energy_of_jump"] == pytest.approx(JA * JB * (wA - wB) ** 2 / (2 * (JA + JB)), rel=1e-8)
+    assert -event["impulse"]["lock-ab.theta"] == pytest.approx(JB * (w_plus - wB), rel=1e-8)
+
+
+def test_lock_names_a_missing_pair():
+    from multibody.errors import MultibodyError
+    from multibody.simulation.spatial_lock import lock_pair_at
+
+    with pytest.raises(MultibodyError, match="no R, C or P pair crank-rod"):
+        simulate(spatial_slider_crank(), t_end=0.1, events=(lock_pair_at(0.05, "crank-rod"),))

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..linalg.rotations import cross
-from .director import (GROUND_Q, QuadraticConstraints, _bilinear, _pair, _point_map, _vector_map, complement,
+from .director import (GROUND_Q, LowerPairs, QuadraticConstraints, SpatialBodies, _bilinear, _pair, _point_map, _vector_map, complement,
                        fold_ground)
 from .director_drivers import AngleDriver
 from .director_forces import RotationalSpringDampers, SpatialLoads, SpatialSpringDampers
@@ -99,44 +99,56 @@ def rotational_spring_dampers(builder, items, n) -> RotationalSpringDampers:
                                    **_coefficients(items, n, "rotational spring-damper"))
 
 
-def _folded(H, g, j, n):
+def _folded(H, g, i1, i2, n):
     """Rows over [q_parent, q_child] with the ground folded in when the parent is the ground."""
     c = np.zeros(len(H))
-    if j["i1"] < 0:
+    if i1 < 0:
         H, g, c = fold_ground(H, g, c)
-    return H, g, c, _slots(j["i1"], j["i2"], n)[0]
+    return H, g, c, _slots(i1, i2, n)[0]
+
+
+def slide_row(i1, i2, n_l, X1, X2, n):
+    """H (24, 24), g (24,), c, cols (24,) of u = n . (p2 - p1) (eqs 98, 116) for parent i1, child i2."""
+    Z = np.zeros((3, 12))
+    h = _bilinear(_pair(_vector_map(n_l), Z), _pair(-_point_map(X1), _point_map(X2)))[None]
+    H, g, c, cols = _folded(h, np.zeros((1, 24)), i1, i2, n)
+    return H[0], g[0], c[0], cols
+
+
+def angle_rows(i1, i2, r_l, w_l, a_l, n):
+    """H (2, 24, 24), g (2, 24), c (2,), cols (24,) of (s, c) = (a . w, a . r) (director_drivers)."""
+    Z = np.zeros((3, 12))
+    child = _pair(Z, _vector_map(a_l))
+    h = np.array([_bilinear(_pair(_vector_map(v), Z), child) for v in (w_l, r_l)])
+    return _folded(h, np.zeros((2, 24)), i1, i2, n)
+
+
+def slide_group(labels, rows, motions) -> QuadraticConstraints:
+    H, g, c, cols = (np.array(x) for x in zip(*rows))
+    return QuadraticConstraints(tuple(labels), cols, H=H, g=g, c=c, motions=tuple(enumerate(motions)))
+
+
+def angle_group(labels, rows, motions) -> AngleDriver:
+    H, g, c, cols = (np.array(x) for x in zip(*rows))
+    return AngleDriver(tuple(labels), cols, H=H, g=g, c=c, motions=tuple(enumerate(motions)))
 
 
 def driver_groups(builder, items, n) -> list:
     """A QuadraticConstraints group of the slide drivers, an AngleDriver group of the angle drivers."""
-    Z = np.zeros((3, 12))
     out = []
     slides = [it for it in items if it["coordinate"] == "u"]
     if slides:
-        H, g, c, cols = [], [], [], []
+        rows = []
         for it in slides:
             j = it["joint"]
             X1, X2 = local(builder, j["i1"], j["p1"]), local(builder, j["i2"], j["p2"])
-            n_l = axis_frame(builder, j)[0]
-            h = _bilinear(_pair(_vector_map(n_l), Z), _pair(-_point_map(X1), _point_map(X2)))[None]
-            h, gg, cc, cl = _folded(h, np.zeros((1, 24)), j, n)
-            H.append(h[0]), g.append(gg[0]), c.append(cc[0]), cols.append(cl)
-        out.append(QuadraticConstraints(tuple(f"{it['name']}.u" for it in slides), np.array(cols), H=np.array(H),
-                                        g=np.array(g), c=np.array(c),
-                                        motions=tuple((k, it["motion"]) for k, it in enumerate(slides))))
+            rows.append(slide_row(j["i1"], j["i2"], axis_frame(builder, j)[0], X1, X2, n))
+        out.append(slide_group([f"{it['name']}.u" for it in slides], rows, [it["motion"] for it in slides]))
     angles = [it for it in items if it["coordinate"] == "theta"]
     if angles:
-        H, g, c, cols = [], [], [], []
-        for it in angles:
-            j = it["joint"]
-            _, r_l, w_l, a_l = axis_frame(builder, j)
-            child = _pair(Z, _vector_map(a_l))
-            h = np.array([_bilinear(_pair(_vector_map(v), Z), child) for v in (w_l, r_l)])
-            h, gg, cc, cl = _folded(h, np.zeros((2, 24)), j, n)
-            H.append(h), g.append(gg), c.append(cc), cols.append(cl)
-        out.append(AngleDriver(tuple(f"{it['name']}.theta" for it in angles), np.array(cols), H=np.array(H),
-                               g=np.array(g), c=np.array(c),
-                               motions=tuple((k, it["motion"]) for k, it in enumerate(angles))))
+        rows = [angle_rows(it["joint"]["i1"], it["joint"]["i2"], *axis_frame(builder, it["joint"])[1:], n)
+                for it in angles]
+        out.append(angle_group([f"{it['name']}.theta" for it in angles], rows, [it["motion"] for it in angles]))
     return out
 
 
@@ -171,3 +183,31 @@ def check_driver(builder, joint_name, motion, coordinate):
         raise ModelError(f"driver on '{joint_name}': the motion must be a multibody.Motion (Motion.constant_rate, "
                          f"Motion.polynomial, ...), got {type(motion).__name__}.")
     return joint, coordinate
+
+
+def lock_groups(model, joints, q) -> list:
+    """Constraint groups that hold the relative coordinates of the named R, C and P pairs of a spatial
+    model at their values in q (R: theta; P: u; C: u and theta): a slide row u - u* = 0 and an angle
+    row sin(theta - theta*) = 0 (director_drivers) per pair, labelled "lock-<joint>.u" / ".theta"
+    (constraint activation, paper 002 eq. 23)."""
+    bodies = next(g for g in model.constraints if isinstance(g, SpatialBodies))
+    found = {}
+    for g in model.constraints:
+        if isinstance(g, LowerPairs):
+            for k, name in enumerate(g.joint_names):
+                found[name] = (g, k)
+    slides, angles = [], []
+    for name in joints:
+        if name not in found or found[name][0].kind not in "RCP":
+            raise ModelError(f"lock of '{name}' in model '{model.name}': not an R, C or P pair of the model "
+                             f"(pairs: {', '.join(found) or 'none'}).")
+        g, k = found[name]
+        coords = g.relative_coordinates(bodies, q).reshape(len(g.joint_names), -1)[k]
+        i1, i2 = int(g.parent[k]), int(g.child[k])
+        if g.kind in "CP":
+            slides.append((f"lock-{name}.u", slide_row(i1, i2, g.n[k], g.X1[k], g.X2[k], model.n),
+                           Motion.polynomial([coords[0]])))
+        if g.kind in "RC":
+            angles.append((f"lock-{name}.theta", angle_rows(i1, i2, g.ref[k], cross(g.n[k], g.ref[k]),
+                                                           g.a2[k, 0], model.n), Motion.polynomial([coords[-1]])))
+    return ([slide_group(*zip(*slides))] if slides else []) + ([angle_group(*zip(*angles))] if angles else [])
