@@ -43,7 +43,7 @@ class EnergyMomentum:
                                   for lab in g.coordinate_labels())
 
     def step(self) -> Step:
-        q, v = self.em.step(self.y[:self.n], self.y[self.n:])
+        q, v = self.em.step(self.y[:self.n], self.y[self.n:], self.t)
         t_old = self.t
         self.n_accepted += 1
         self.t = self.t0 + self.n_accepted * self.dt

@@ -47,7 +47,7 @@ from ..errors import MultibodyError, SimulationError
 from ..linalg.rank import pivoted_qr
 from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, predictor, reparametrize,
                                    twist_matrix)
-from ..model.forces import ConstantForce
+from .discrete_forces import DiscreteForces
 
 #: complex step for the Jacobians (any tiny value: no subtraction error)
 COMPLEX_STEP = 1e-30
@@ -73,10 +73,10 @@ class EnergyMomentumStepper:
             raise MultibodyError(f"the energy-momentum scheme needs a positive fixed step, got {dt}.")
         self.model, self.scheme, self.dt, self.tol, self.want_cond = model, scheme, float(dt), tol, condition
         self.M = model.mass_matrix
-        if self.M is None or any(not isinstance(f, ConstantForce) for f in model.forces):
-            raise MultibodyError(f"model '{model.name}': the energy-momentum scheme needs a constant mass "
-                                 "matrix and gravity-like (constant) forces only.")
-        self.gradV = -sum((f.g[:model.n] for f in model.forces), np.zeros(model.n))
+        if self.M is None:
+            raise MultibodyError(f"model '{model.name}': the energy-momentum scheme needs a constant mass matrix.")
+        self.forces = DiscreteForces(model, dt)           # gravity, spatial springs, dampers, loads (issue 23)
+        self.gradV, self.t_mid = self.forces.gradV, 0.5 * dt
         self.ws = Workspace(model)
         self.tree = build_tree(model)
         A0 = self.ws.constraints(0.0, model.q0, np.zeros(model.n))[1]
@@ -133,17 +133,17 @@ class EnergyMomentumStepper:
         return np.concatenate(phi, axis=-1), np.concatenate(jac, axis=-2)
 
     # ------------------------------------------------------------------ residuals
-    def _momentum_residual(self, vn, dq):
+    def _momentum_residual(self, vn, dq, qn):
         """R_q (..., n) without the multiplier term, from the increment dq = q_{n+1} - q_n (no
-        cancellation against large coordinates)."""
-        return 2 / self.dt * (dq @ self.M) - 2 * (self.M @ vn) + self.dt * self.gradV
+        cancellation against large coordinates); forces by integrate.discrete_forces."""
+        return 2 / self.dt * (dq @ self.M) - 2 * (self.M @ vn) + self.forces.residual(qn, dq, self.t_mid)
 
     def _reduced_residual(self, qn, vn, mu):
         """Reduced residual (..., d) and dq (..., n) for mu (..., d) (batched for the Jacobian)."""
         dq = reparametrize(self.tree, qn, mu)
         qm = qn + 0.5 * dq
         P = internal_null_space(self.tree, qm, twist_matrix(self.tree, qm))           # eq. (68)
-        r = self._momentum_residual(vn, dq)
+        r = self._momentum_residual(vn, dq, qn)
         if len(self.closure_rows) == 0:
             return np.einsum("...nd,...n->...d", P, r), dq
         _, Gm = self._closure_values(qm)
@@ -155,11 +155,13 @@ class EnergyMomentumStepper:
         return np.concatenate([np.einsum("...nd,...n->...d", P @ Poc, r), self.closure_scale * phi1],
                               axis=-1), dq
 
-    def _scale(self, vn):
-        return max(np.max(np.abs(2 * self.M @ vn)), self.dt * np.max(np.abs(self.gradV)), np.finfo(float).tiny)
+    def _scale(self, vn, qn):
+        return max(np.max(np.abs(2 * self.M @ vn)), self.forces.scale(qn, vn, self.t_mid), np.finfo(float).tiny)
 
     # ------------------------------------------------------------------ steps
-    def step(self, qn, vn):
+    def step(self, qn, vn, t=0.0):
+        """(q_{n+1}, v_{n+1}) from (q_n, v_n) at t_n = t (the time enters user loads only)."""
+        self.t_mid = t + 0.5 * self.dt
         self._select(qn)
         dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
         return qn + dq, 2 / self.dt * dq - vn
@@ -176,7 +178,7 @@ class EnergyMomentumStepper:
         # a reduced row k is P[:, k] . r: its round-off floor grows with the column sum of |P| (lever
         # arms of the tree), so the dynamic rows are measured against scale * max_k |P[:, k]|_1
         lever = np.max(np.abs(null_space_matrix(self.tree, qn)).sum(axis=0))
-        scale = self._scale(vn) * max(1.0, lever)
+        scale = self._scale(vn, qn) * max(1.0, lever)
         closure = np.ones(d)
         closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
         for it in range(self.tol.max_iterations + 1):
@@ -200,12 +202,12 @@ class EnergyMomentumStepper:
     def _constrained_step(self, qn, vn):
         n, rows, dt = self.model.n, self.rows, self.dt
         dq, lam = dt * vn, self.lam.copy()
-        scale = self._scale(vn)
+        scale = self._scale(vn, qn)
         zero = np.zeros(n)
         for it in range(self.tol.max_iterations + 1):
             Gm = self.ws.constraints(0.0, qn + 0.5 * dq, zero)[1][rows]
             Phi1, G1 = (x[rows] for x in self.ws.constraints(0.0, qn + dq, zero)[:2])
-            r = np.concatenate([self._momentum_residual(vn, dq) + dt * Gm.T @ lam, Phi1])
+            r = np.concatenate([self._momentum_residual(vn, dq, qn) + dt * Gm.T @ lam, Phi1])
             if self._converged(r, n, scale):
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     dx = np.linalg.solve(J, r)
@@ -215,7 +217,7 @@ class EnergyMomentumStepper:
             if it == self.tol.max_iterations:
                 break
             J = np.zeros((n + len(rows), n + len(rows)))
-            J[:n, :n] = 2 / dt * self.M + 0.5 * dt * self._hessian(lam)
+            J[:n, :n] = 2 / dt * self.M + 0.5 * dt * self._hessian(lam) + self.forces.jacobian(qn, dq, self.t_mid)
             J[:n, n:], J[n:, :n] = dt * Gm.T, G1
             if self.want_cond:
                 self.condition = float(np.linalg.cond(J))

@@ -25,7 +25,8 @@ from .validate import FORMAT
 PLANAR_METHODS = ("__init__", "add_body", "add_bar", "add_point_mass", "revolute", "weld", "prismatic", "distance",
                   "driver", "drive_coordinate", "knife_edge", "spring_damper", "hold", "set_velocity",
                   "add_configuration", "constraint", "pfaffian", "force", "torque")
-SPATIAL_METHODS = ("__init__", "add_body", "joint", "gravity")
+SPATIAL_METHODS = ("__init__", "add_body", "joint", "gravity", "spring_damper", "rotational_spring_damper", "driver",
+                   "force", "torque")
 _PAIRS = {"S": "spherical", "R": "revolute", "C": "cylindrical", "P": "prismatic", "E": "planar"}
 
 
@@ -165,6 +166,9 @@ def _spatial(name, calls, model) -> dict:
             joints.append({"name": a["name"], "type": _PAIRS[a["kind"]],
                            "bodies": [a.get("body1", "ground"), a["body2"]],
                            **{k: a[k] for k in ("point", "point2", "axis") if k in a}})
+        elif method in SPATIAL_METHODS[4:]:     # issue 23's elements: no model-file keys yet
+            raise NotExpressible(f"model '{name}' uses SpatialModelBuilder.{method}: a model file cannot express "
+                                 "spatial springs, drivers or loads yet.")
         elif method == "gravity":
             direction = np.asarray(a.get("direction", (0, 0, -1)), float)
             data["gravity"] = (a.get("g", 9.81) * direction / np.linalg.norm(direction)).tolist()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..linalg.rotations import cross
 from .constraints import ConstraintGroup
 
 #: rows per pair kind and relative degrees of freedom r (paper 004 Table I)
@@ -154,6 +155,15 @@ def _frames_with_ground(bodies: SpatialBodies, q):
     """phi (b + 1, 3), D (b + 1, 3, 3) with the ground (identity frame at the origin) as index -1."""
     phi, D = bodies.frames(q)
     return np.concatenate([phi, np.zeros((1, 3))]), np.concatenate([D, np.eye(3)[None]])
+
+
+def complement(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors m1, m2 with {m1, m2, n} a right-handed orthonormal frame (m1 from the
+    coordinate axis least aligned with n, so m1 = e1, m2 = e2 for n = e3 as in Sect. 5.3)."""
+    e = np.eye(3)[np.argmin(np.abs(n))]
+    m1 = e - (e @ n) * n
+    m1 /= np.linalg.norm(m1)
+    return m1, cross(n, m1)
 
 
 # ----------------------------------------------------------------------------- row construction

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..linalg.rotations import cross, inertia_to_euler, principal_frame
-from .director import (GROUND_Q, PAIR_ROWS, _ROW_NAMES, LowerPairs, SpatialBodies, fold_ground,
+from .director import (GROUND_Q, PAIR_ROWS, _ROW_NAMES, LowerPairs, SpatialBodies, complement, fold_ground,
                        internal_rows, pair_rows)
 from .forces import ConstantForce
 from .system import Model, check_model
@@ -34,21 +34,14 @@ def _unit(a, what):
     return a / norm
 
 
-def complement(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit vectors m1, m2 with {m1, m2, n} a right-handed orthonormal frame (m1 from the
-    coordinate axis least aligned with n, so m1 = e1, m2 = e2 for n = e3 as in Sect. 5.3)."""
-    e = np.eye(3)[np.argmin(np.abs(n))]
-    m1 = e - (e @ n) * n
-    m1 /= np.linalg.norm(m1)
-    return m1, cross(n, m1)
-
-
 class SpatialModelBuilder:
     """Collects spatial bodies, lower pairs and gravity; ``build()`` returns the Model."""
 
     def __init__(self, name: str, *, source: str = ""):
         self.name, self.source = name, source
         self.bodies, self.joints, self.g = [], [], None
+        self.springs, self.torsion, self.drivers, self.loads = [], [], [], []
+        self._element_names = set()
 
     def add_body(self, name, *, mass, inertia, position, directors=None, velocity=(0, 0, 0),
                  omega=(0, 0, 0), outline=None) -> str:
@@ -134,6 +127,99 @@ class SpatialModelBuilder:
         """Uniform gravity of magnitude g [m/s^2] along direction (default -z)."""
         self.g = float(g) * _unit(direction, "gravity direction")
 
+    # ------------------------------------------------------------------ elements (issue 23)
+    def _new_element(self, name, what):
+        if not isinstance(name, str) or not name or name in self._element_names:
+            raise ModelError(f"model '{self.name}': {what} needs a new non-empty name, got {name!r}.")
+        self._element_names.add(name)
+
+    def _joint(self, joint, what):
+        j = next((j for j in self.joints if j["name"] == joint), None)
+        if j is None:
+            raise ModelError(f"{what} in model '{self.name}': no joint '{joint}' (joints: "
+                             f"{', '.join(j['name'] for j in self.joints) or 'none'}).")
+        return j
+
+    def spring_damper(self, name, body1, body2, *, point1, point2, stiffness, damping=0.0, free_length=None):
+        """A linear spring-damper between the global points point1 on body1 and point2 on body2 (either
+        may be None or "ground"): tension T = stiffness (l - free_length) + damping l' along the line of
+        the points, potential 1/2 k (l - l0)^2; free_length defaults to the initial distance
+        (model.director_forces.SpatialSpringDampers)."""
+        self._new_element(name, "a spring-damper")
+        i1, i2 = self._index(body1, name), self._index(body2, name)
+        if i1 == i2:
+            raise ModelError(f"spring-damper '{name}' in model '{self.name}' connects '{body1}' to itself.")
+        self.springs.append(dict(name=name, i1=i1, i2=i2, p1=np.asarray(point1, float).reshape(3),
+                                 p2=np.asarray(point2, float).reshape(3), stiffness=stiffness, damping=damping,
+                                 free_length=free_length))
+        return name
+
+    def rotational_spring_damper(self, name, joint, *, stiffness, damping=0.0, free_angle=0.0):
+        """A torsion spring-damper about the axis of the revolute or cylindrical pair ``joint``: torque
+        -(k (theta - free_angle) + c theta') about the axis on the child (the opposite on the parent),
+        theta from the initial configuration, potential 1/2 k (theta - free_angle)^2 with the angle
+        difference taken in (-pi, pi) (model.director_forces.RotationalSpringDampers)."""
+        j = self._joint(joint, f"rotational spring-damper '{name}'")
+        if j["kind"] not in ("R", "C"):
+            raise ModelError(f"rotational spring-damper '{name}' in model '{self.name}': joint '{joint}' is a "
+                             f"{j['kind']} pair; only revolute (R) and cylindrical (C) pairs have an axis angle.")
+        self._new_element(name, "a rotational spring-damper")
+        self.torsion.append(dict(name=name, joint=j, stiffness=stiffness, damping=damping,
+                                 free_angle=free_angle))
+        return name
+
+    def driver(self, joint, motion, *, coordinate=None, name=None):
+        """Prescribe the angle theta (R, C; from the initial configuration, as the ``joints`` series) or
+        the slide u = n . (p2 - p1) (P, C) of a pair by a Motion (model.director_drivers); a C pair
+        needs ``coordinate`` "theta" or "u". Row label "<name>.theta" or "<name>.u"."""
+        from .director_elements import check_driver
+        j, coordinate = check_driver(self, joint, motion, coordinate)
+        name = name or f"{joint}-driver"
+        self._new_element(name, "a driver")
+        self.drivers.append(dict(name=name, joint=j, motion=motion, coordinate=coordinate))
+        return name
+
+    def force(self, body, fun, *, point=None, name=None):
+        """A global force F(t, q, v) -> (3,) at the global point (at the start) of body, default the
+        centre of mass; generalized force [F; X_1 F; X_2 F; X_3 F] (model.director_forces)."""
+        name = name or f"force-{len(self.loads)}"
+        self._new_element(name, "a force")
+        i = self._index(body, name)
+        if i < 0:
+            raise ModelError(f"force '{name}' in model '{self.name}': the ground takes no forces.")
+        self.loads.append(dict(name=name, kind="force", i=i, fun=fun, point=point))
+        return name
+
+    def torque(self, body, fun, *, name=None):
+        """A global torque tau(t, q, v) -> (3,) on body; generalized force 1/2 tau x d_I on d_I."""
+        name = name or f"torque-{len(self.loads)}"
+        self._new_element(name, "a torque")
+        i = self._index(body, name)
+        if i < 0:
+            raise ModelError(f"torque '{name}' in model '{self.name}': the ground takes no torques.")
+        self.loads.append(dict(name=name, kind="torque", i=i, fun=fun, point=None))
+        return name
+
+    def _elements(self, n, q0, v0):
+        """The constraint groups of the drivers and the force elements of springs and loads."""
+        from . import director_elements as de
+        groups = de.driver_groups(self, self.drivers, n) if self.drivers else []
+        forces = []
+        if self.springs:
+            forces.append(de.spring_dampers(self, self.springs, n))
+        if self.torsion:
+            forces.append(de.rotational_spring_dampers(self, self.torsion, n))
+        if self.loads:
+            forces.append(de.loads(self, self.loads, n, q0, v0))
+        return groups, forces
+
+    def _joint_bodies(self):
+        """joint name -> (body1, body2) ("ground" for the ground) of pairs and drivers (reactions)."""
+        name = lambda i: "ground" if i < 0 else self.bodies[i]["name"]  # noqa: E731
+        out = {j["name"]: (name(j["i1"]), name(j["i2"])) for j in self.joints}
+        out.update({d["name"]: out[d["joint"]["name"]] for d in self.drivers})
+        return out
+
     # ------------------------------------------------------------------ build
     def build(self) -> Model:
         if not self.bodies:
@@ -147,16 +233,19 @@ class SpatialModelBuilder:
         mass = np.array([b["mass"] for b in self.bodies])
         euler = np.array([b["euler"] for b in self.bodies])
         M = np.diag(np.concatenate([np.repeat(np.concatenate([[m], e]), 3) for m, e in zip(mass, euler)]))
-        groups = [self._internal(nb, mass, euler)] + self._pairs(nb, q0)
+        extra_groups, extra_forces = self._elements(n, q0, v0)
+        groups = [self._internal(nb, mass, euler)] + self._pairs(nb, q0) + extra_groups
         forces = ()
         if self.g is not None:
             f = np.zeros(n + 1)
             for i, m in enumerate(mass):
                 f[12 * i: 12 * i + 3] = m * self.g
             forces = (ConstantForce(f),)
+        forces += tuple(extra_forces)
         scale = max(1e-3, float(np.max(np.abs([b["phi"] for b in self.bodies]), initial=0.0)))
         model = Model(self.name, names, tuple(groups), forces, q0, v0, mass_matrix=M,
-                      configurations=MappingProxyType({}), length_scale=scale, source=self.source)
+                      configurations=MappingProxyType({}), length_scale=scale, source=self.source,
+                      joint_bodies=MappingProxyType(self._joint_bodies()))
         return check_model(model)
 
     def _internal(self, nb, mass, euler) -> SpatialBodies:

@@ -69,8 +69,11 @@ class Tree:
 
 
 def spatial_parts(model) -> tuple[SpatialBodies, list[tuple[int, LowerPairs]]]:
+    """The bodies and the pairs of a spatial model; driver rows (groups with motions, issue 23) are
+    not part of the tree and are left out."""
     bodies = [g for g in model.constraints if isinstance(g, SpatialBodies)]
-    if len(bodies) != 1 or len(model.constraints) != 1 + sum(isinstance(g, LowerPairs) for g in model.constraints):
+    other = [g for g in model.constraints if not isinstance(g, (SpatialBodies, LowerPairs)) and not g.motions]
+    if len(bodies) != 1 or other:
         raise ModelError(f"model '{model.name}' is not a spatial director model (build it with "
                          "SpatialModelBuilder): the energy-momentum integrator needs its bodies and pairs.")
     return bodies[0], [(i, g) for i, g in enumerate(model.constraints) if isinstance(g, LowerPairs)]

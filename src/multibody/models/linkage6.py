@@ -63,8 +63,10 @@ def bodies(L=LENGTH, gamma=GAMMA, rho=RHO):
     return out
 
 
-def six_body_linkage():
-    """Six-body linkage, closed chain of six revolute joints, 1 DOF (paper 004 Sect. 5.4.2)."""
+def six_body_linkage(extras=None):
+    """Six-body linkage, closed chain of six revolute joints, 1 DOF (paper 004 Sect. 5.4.2).
+
+    ``extras(builder, P, inward)``: adds elements before the build (the cost benchmark of issue 23)."""
     P, inward = hexagon()
     b = SpatialModelBuilder("six-body-linkage", source="Betsch & Leyendecker 2006, Part II, Sect. 5.4.2")
     for k, (verts, mass, com, J) in enumerate(bodies()[1:], start=1):
@@ -74,6 +76,8 @@ def six_body_linkage():
         b.revolute(f"joint{k}", names[k - 1], names[k], point=P[k], axis=-inward[k])
     b.revolute("joint6", None, "body5", point=P[0], axis=-inward[0])   # loop closure (eq. 190)
     b.gravity(G)
+    if extras is not None:
+        extras(b, P, inward)
     model = b.build()
     tree = build_tree(model)
     Po = null_space_matrix(tree, model.q0)                     # (60, 5), eq. (185)

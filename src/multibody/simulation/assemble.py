@@ -155,9 +155,10 @@ def nonconservative(segments) -> list[str]:
         if model.m and np.any(Workspace(model).constraints(t, q, np.zeros(model.n))[2] != 0):
             why.append("driven")
         for e in model.forces:
-            if isinstance(e, SpringDampers) and np.any(np.asarray(e.damping) != 0):
+            if (isinstance(e, SpringDampers) and np.any(np.asarray(e.damping) != 0)) or getattr(e, "damped", False):
                 why.append("damped")
-            elif isinstance(e, (GeneralizedForce, PointForce)) and not _potential_forces(seg):
+            elif (isinstance(e, (GeneralizedForce, PointForce)) or getattr(e, "forced", False)) \
+                    and not _potential_forces(seg):
                 why.append("forced")
     return list(dict.fromkeys(why))
 

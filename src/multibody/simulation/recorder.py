@@ -12,6 +12,7 @@ import numpy as np
 
 from ..analysis.physical_reactions import reactions_from_constraint_force
 from ..analysis.reactions import reaction_map
+from ..analysis.spatial_reactions import spatial_reaction_map
 from ..analysis.solvability import ReactionFlags
 from ..assembly import kinetic_energy
 from ..formulations.base import Accelerations, Formulation
@@ -34,7 +35,8 @@ class Recorder:
         keys = ("q", "v", "energy", "violation") + (() if form.discrete else ("a", "multipliers"))
         self.t, self.rows, self._extra = [], {k: [] for k in keys}, {}
         self.extra_labels, self._generalized, self._finished = {}, [], (0, [])  # reactions: finished lazily
-        self.reactions = None if form.discrete else reaction_map(model)   # joint reactions (paper 003)
+        self.reactions = None if form.discrete else (reaction_map(model)         # joint reactions (paper 003)
+                                                      or spatial_reaction_map(model))   # spatial pairs (issue 23)
         self.flags = None if form.discrete else ReactionFlags(model, self.reactions)   # which are unique
 
     def start(self, t0: float, y: np.ndarray, after_event: bool) -> None:

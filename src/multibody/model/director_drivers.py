@@ -1,0 +1,63 @@
+"""Drivers of spatial lower pairs in director coordinates (paper 004 Sect. 4.5; issue 23).
+
+Both joint coordinates of the spatial pairs are at most quadratic in q, like the pairs themselves:
+
+* the slide of P and C pairs, u = n . (p2 - p1) (eqs 98, 116: n parent-fixed, p2 - p1 linear in q),
+  is a quadratic row: the driver is Phi = u(q) - f(t), a :class:`~.director.QuadraticConstraints`
+  row with a prescribed motion (gamma = -v^T H v + f'');
+* the angle theta of R and C pairs (from r, parent-fixed and perpendicular to the axis n, to a,
+  child-fixed and perpendicular to n) has cos theta = c(q) = a . r and sin theta = s(q) = a . w with
+  w = n x r parent-fixed: both bilinear in the directors of the two bodies. The driver row
+
+      Phi = cos f(t) s(q) - sin f(t) c(q) = sin(theta - f(t))
+
+  (:class:`AngleDriver`) vanishes at theta = f (and at the far branch theta = f + pi, which a run
+  that starts at theta = f(0) never reaches continuously), has dPhi/dtheta = cos(theta - f) = 1 on
+  the solution, so its multiplier lam is the driver torque about n in N m (the torque on the child is
+  -lam n, equations M q'' + A^T lam = f), and its derivatives follow by the product rule:
+  with C = cos f, S = sin f,
+      Phi_t = -f' (S s + C c),
+      gamma = -(C v^T H_s v - S v^T H_c v + 2 (C' s' - S' c') + C'' s - S'' c),
+  C' = -S f', S' = C f', C'' = -C f'^2 - S f'', S'' = -S f'^2 + C f'', s' = s_q v, c' = c_q v.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .constraints import ConstraintGroup, ConstraintValues
+
+
+@dataclass(frozen=True)
+class AngleDriver(ConstraintGroup):
+    """k angle drivers: H (k, 2, w, w), g (k, 2, w), c (k, 2) of the quadratic forms (s, c) over
+    x = qe[cols[k]] (the ground folded in); one Motion per row in ``motions``."""
+
+    H: np.ndarray = field(kw_only=True)
+    g: np.ndarray = field(kw_only=True)
+    c: np.ndarray = field(kw_only=True)
+
+    def forms(self, qe, ve):
+        """(s, c) (k, 2), their Jacobians (k, 2, w) and rates (k, 2), and v^T H v (k, 2)."""
+        x, v = qe[self.cols], ve[self.cols]
+        Hx = np.einsum("kaij,kj->kai", self.H, x)
+        val = 0.5 * np.einsum("ki,kai->ka", x, Hx) + np.einsum("kai,ki->ka", self.g, x) + self.c
+        jac = Hx + self.g
+        return val, jac, np.einsum("kai,ki->ka", jac, v), np.einsum("ki,kaij,kj->ka", v, self.H, v)
+
+    def evaluate(self, t, qe, ve):
+        val, jac, rate, vHv = self.forms(qe, ve)
+        f = np.array([m(t) for _, m in sorted(self.motions, key=lambda rm: rm[0])]).reshape(self.rows, 3)
+        C, S = np.cos(f[:, 0]), np.sin(f[:, 0])
+        d1, d2 = f[:, 1], f[:, 2]
+        Cp, Sp = -S * d1, C * d1
+        Cpp, Spp = -C * d1 ** 2 - S * d2, -S * d1 ** 2 + C * d2
+        (s, c), (js, jc), (sd, cd), (hs, hc) = val.T, jac.transpose(1, 0, 2), rate.T, vHv.T
+        phi = C * s - S * c
+        phi_t = -d1 * (S * s + C * c)
+        gamma = -(C * hs - S * hc + 2 * (Cp * sd - Sp * cd) + Cpp * s - Spp * c)
+        return ConstraintValues(phi, C[:, None] * js - S[:, None] * jc, phi_t, gamma)
+
+
+__all__ = ["AngleDriver"]
