@@ -134,3 +134,10 @@ def test_mp4_without_ffmpeg_is_a_clear_error(double_four_bar, tmp_path, monkeypa
     monkeypatch.setenv("PATH", str(tmp_path))            # no ffmpeg on this PATH
     res = CliRunner().invoke(main, ["animate", str(double_four_bar[2]), "-o", str(tmp_path / "a.mp4")])
     assert res.exit_code == 2 and "ffmpeg" in res.output and not (tmp_path / "a.mp4").exists()
+
+
+@pytest.mark.skipif(__import__("shutil").which("ffmpeg") is None, reason="ffmpeg is not installed (optional)")
+def test_mp4_with_ffmpeg(locking, tmp_path):
+    res = CliRunner().invoke(main, ["animate", str(locking[2]), "-o", str(tmp_path / "a.mp4"), "--max-frames", "8"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "a.mp4").read_bytes()[4:8] == b"ftyp"          # an ISO media file

@@ -17,13 +17,14 @@ from .import_urdf import import_urdf_cmd
 from .kinematics_cmd import kinematics_cmd
 from .models import models_cmd
 from .reactions import reactions_experiment_cmd
+from .report import report_cmd
 from .run import run_cmd
 from .statics import equilibrium_cmd, modes_cmd
 from .sweep import sweep_cmd
 
 COMMANDS = (models_cmd, run_cmd, analyze_cmd, criterion_cmd, sweep_cmd, reactions_experiment_cmd, export_cmd,
             import_urdf_cmd, equilibrium_cmd, modes_cmd, kinematics_cmd)
-COMMANDS += (animate_cmd,)   # issue 15
+COMMANDS += (animate_cmd, report_cmd)   # issue 15
 
 
 @click.group(cls=ErrorGroup)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import MultibodyError
 from ..model.director import LowerPairs, SpatialBodies
 from ..plot.standard import draw_mechanism, finish_mechanism_axes, ground_points
 
@@ -16,7 +17,12 @@ DIRECTOR_COLORS = ("C3", "C2", "C4")
 def scene_for(model, q_frames: np.ndarray):
     """The scene that draws ``model`` (SpatialScene if it has director bodies, else PlanarScene)."""
     bodies = next((g for g in model.constraints if isinstance(g, SpatialBodies)), None)
-    return SpatialScene(model, bodies, q_frames) if bodies is not None else PlanarScene(model, q_frames)
+    if bodies is not None:
+        return SpatialScene(model, bodies, q_frames)
+    if not model.bodies and not model.points:
+        raise MultibodyError(f"model '{model.name}' has nothing to draw: no bodies (ModelBuilder), no director "
+                             "bodies (SpatialModelBuilder) and no drawing points (model.points).")
+    return PlanarScene(model, q_frames)
 
 
 def _new_artists(ax, draw):
