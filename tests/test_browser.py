@@ -116,3 +116,25 @@ def test_report_in_chromium(name, browser, shots, tmp_path):
     if len(wanted) > 1:
         assert len(sizes) > 1                           # the slider changed the frame shown
     print(f"{name}: {n} figures, load event after {load_ms:.0f} ms, {path.stat().st_size / 1e6:.1f} MB")
+
+
+@pytest.mark.slow
+def test_large_report_small_and_quick(browser, shots, tmp_path):
+    """The issue's bound: the report of a 20 s run of the 81-bar N-four-bar (IFToMM A02, 243 coordinates,
+    the states `run --report` stores) stays under 20 MB and its page has loaded within 3 s (median of three
+    loads in one browser; figures are drawn as they scroll into view, each checked here)."""
+    import statistics
+
+    model = MODELS["n-four-bar"].factory()
+    result = simulate(model, t_end=20.0, options=RunOptions(output_step=20.0 / 500))
+    path = write_report(result, model, tmp_path / "n-four-bar.html")
+    assert path.stat().st_size < 20e6
+    loads = []
+    for _ in range(3):
+        page, errors, requests = _open(browser, path)
+        loads.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+    _check_plots(page)
+    page.screenshot(path=str(shots / "n-four-bar-report-plots.png"))
+    assert errors == [] and requests == []
+    print(f"81 bars: {path.stat().st_size / 1e6:.1f} MB, loads {loads} ms")
+    assert statistics.median(loads) < 3000
