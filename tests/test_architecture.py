@@ -23,7 +23,7 @@ LAYERS = (
     ("simulation",),
     ("models",),
     ("io",),
-    ("experiments", "plot", "sweep"),
+    ("experiments", "plot", "sweep", "report"),
     ("cli", "__main__"),
 )
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60

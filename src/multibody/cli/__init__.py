@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from .analyze import analyze_cmd
+from .animate import animate_cmd
 from .common import ErrorGroup, clean_messages, limit_blas_threads
 from .criterion import criterion_cmd
 from .export import export_cmd
@@ -16,12 +17,14 @@ from .import_urdf import import_urdf_cmd
 from .kinematics_cmd import kinematics_cmd
 from .models import models_cmd
 from .reactions import reactions_experiment_cmd
+from .report import report_cmd
 from .run import run_cmd
 from .statics import equilibrium_cmd, linearize_cmd, modes_cmd
 from .sweep import sweep_cmd
 
 COMMANDS = (models_cmd, run_cmd, analyze_cmd, criterion_cmd, sweep_cmd, reactions_experiment_cmd, export_cmd,
             import_urdf_cmd, equilibrium_cmd, modes_cmd, linearize_cmd, kinematics_cmd)
+COMMANDS += (animate_cmd, report_cmd)   # issue 15
 
 
 @click.group(cls=ErrorGroup)

@@ -67,13 +67,16 @@ PLOT_STATES = 500
                    "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
                    "curves are smooth, when the integrator has a dense output (not for --formulation nullspace, "
                    "whose figures show the tangent basis of each step).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write a self-contained HTML report (summary, interactive figures, events, animation; "
+                   "needs 'multibody[report]'); like --plot, stores 501 evenly spaced states by default.")
 @click.option("--start-at-equilibrium", is_flag=True,
               help="Start at rest at the static equilibrium nearest to the model's initial configuration "
                    "(multibody equilibrium), so the run has no transient from an unbalanced start.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
-            out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False):
+            out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False, report_path=None):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
     from ..fast.warm import cold_start
@@ -81,6 +84,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..io.model_source import load_source
     from ..simulation.driver import RunOptions, simulate
 
+    report = _check_report(report_path)
     source = load_source(model)
     mdl, default_t = source.model, source.t_end
     if start_at_equilibrium:
@@ -91,7 +95,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     t_end = default_t if t_end is None else t_end
     if step is None and STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete:   # the paper's step
         step = _natural_step(model)
-    if plot_dir and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
+    if (plot_dir or report) and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
             STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:   # nullspace figures: per-step basis data
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
@@ -113,6 +117,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
                           options=options, formulation_options=form_opts,
                           progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     out = Path(out or f"{Path(model).stem if Path(model).suffix else model}.h5")
+    result.summary["model_source"] = str(Path(model).resolve()) if Path(model).suffix else model
     result.summary["result_file"] = str(result.save(out))
     if csv_path:
         result.summary["csv_file"] = str(result.to_csv(csv_path))
@@ -120,7 +125,23 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         from ..plot import run_figures
 
         result.summary["figures"] = [str(p) for p in run_figures(result, mdl, plot_dir, options)]
+    if report:
+        from ..report.page import write_report
+
+        result.summary["report_file"] = str(write_report(result, mdl, report))
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
+
+
+def _check_report(path):
+    """--report: a writable .html path and plotly installed, checked before the run."""
+    if not path:
+        return None
+    from ..report.figures import plotly
+    from ..report.source import check_output
+
+    checked = check_output(path, (".html", ".htm"))
+    plotly()
+    return checked
 
 
 def at_equilibrium(model):

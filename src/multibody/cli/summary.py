@@ -42,7 +42,7 @@ def human_summary(s: dict) -> str:
     if s.get("non_unique_reactions"):   # paper 003: reactions a rigid model does not determine
         lines.append(f"  NOT unique (redundancy {s['redundancy_max']}): reactions of "
                      f"{', '.join(s['non_unique_reactions'])} (see series reactions_unique)")
-    for key in ("result_file", "csv_file"):
+    for key in ("result_file", "csv_file", "report_file"):
         if key in s:
             lines.append(f"  wrote {s[key]}")
     for p in s.get("figures", []):
