@@ -11,6 +11,7 @@ import click
 from .analyze import analyze_cmd
 from .common import ErrorGroup, clean_messages, limit_blas_threads
 from .criterion import criterion_cmd
+from ..results.tempfiles import exit_on_signals
 from .export import export_cmd
 from .import_urdf import import_urdf_cmd
 from .kinematics_cmd import kinematics_cmd
@@ -30,6 +31,7 @@ def main():
     """multibody: dynamics of constrained mechanical systems in redundant coordinates."""
     limit_blas_threads()
     clean_messages()
+    exit_on_signals()
 
 
 for _command in COMMANDS:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 import numpy as np
@@ -11,6 +10,7 @@ import numpy as np
 from ..errors import MultibodyError
 from ..formulations.registry import FORMULATIONS
 from ..integrate.steppers import STEPPERS
+from .outputs import default_out, plan_run_outputs, write_run_outputs
 from .summary import human_summary
 
 #: the continuous formulations and the discrete ones of the energy-momentum stepper (paper 004)
@@ -80,6 +80,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..io.model_source import load_source
     from ..simulation.driver import RunOptions, simulate
 
+    outputs = plan_run_outputs(out or default_out(model), csv_path, plot_dir)   # checked before the run
     source = load_source(model)
     mdl, default_t = source.model, source.t_end
     if start_at_equilibrium:
@@ -111,14 +112,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         result = simulate(mdl, t_end=t_end, formulation=formulation,
                           options=options, formulation_options=form_opts,
                           progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
-    out = Path(out or f"{Path(model).stem if Path(model).suffix else model}.h5")
-    result.summary["result_file"] = str(result.save(out))
-    if csv_path:
-        result.summary["csv_file"] = str(result.to_csv(csv_path))
-    if plot_dir:
-        from ..plot import run_figures
-
-        result.summary["figures"] = [str(p) for p in run_figures(result, mdl, plot_dir, options)]
+    write_run_outputs(outputs, result, mdl, options)     # all or nothing
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
 
 
