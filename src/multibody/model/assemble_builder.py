@@ -19,6 +19,8 @@ _COMPONENTS = ("x", "y", "theta")
 
 def build_model(mb) -> Model:
     bodies = [b for b in mb._bodies.values() if b.kind != "ground"]
+    if not bodies:
+        raise ModelError(f"Model '{mb.name}' has no bodies: add one with add_body, add_bar or add_point_mass.")
     names, col = [], 0
     for b in bodies:
         b.index = col

@@ -62,6 +62,9 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
         raise MultibodyError(f"rho_inf (generalized-alpha) must lie in [0, 1], got {o.rho_inf}.")
     if o.step is not None and not (np.isfinite(o.step) and o.step > 0):
         raise MultibodyError(f"the step must be a positive number, got {o.step}.")
+    for what, t in (("t_start", t0), ("t_end", t1)):
+        if isinstance(t, bool) or not isinstance(t, (int, float, np.number)):
+            raise MultibodyError(f"{what} must be a number of seconds, got {t!r}.")
     if not (np.isfinite(t1) and t1 > t0):
         raise MultibodyError(f"t_end must be a finite time after t_start = {t0}, got {t1}.")
     if o.step is not None and o.step > t1 - t0:
