@@ -80,7 +80,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..io.model_source import load_source
     from ..simulation.driver import RunOptions, simulate
 
-    outputs = plan_run_outputs(out or default_out(model), csv_path, plot_dir)   # checked before the run
+    outputs = plan_run_outputs(default_out(model) if out is None else out, csv_path, plot_dir)   # before the run
     source = load_source(model)
     mdl, default_t = source.model, source.t_end
     if start_at_equilibrium:
