@@ -19,3 +19,8 @@ class AssemblyError(MultibodyError):
 
 class SimulationError(MultibodyError):
     """A run could not be completed (step size collapse, singular system, ...)."""
+
+
+class FileFormatError(MultibodyError):
+    """A file to be read (result file, sweep table) is not what it claims, is damaged or is refused as
+    unsafe (external links or storage, oversized content)."""

@@ -12,6 +12,7 @@ from .analyze import analyze_cmd
 from .animate import animate_cmd
 from .common import ErrorGroup, clean_messages, limit_blas_threads
 from .criterion import criterion_cmd
+from ..results.tempfiles import exit_on_signals
 from .export import export_cmd
 from .import_urdf import import_urdf_cmd
 from .kinematics_cmd import kinematics_cmd
@@ -33,6 +34,7 @@ def main():
     """multibody: dynamics of constrained mechanical systems in redundant coordinates."""
     limit_blas_threads()
     clean_messages()
+    exit_on_signals()
 
 
 for _command in COMMANDS:

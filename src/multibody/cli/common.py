@@ -5,19 +5,52 @@ from __future__ import annotations
 import os
 
 import click
+import numpy as np
 
 from ..errors import MultibodyError
 
 EXIT_USER_ERROR = 2
 
 
+EXIT_RUN_FAILURE = 1
+#: numerical failures deep in a run that no check caught: a run failure (exit 1), not a traceback
+NUMERICAL = (ArithmeticError, ValueError, np.linalg.LinAlgError)
+
+
 class ErrorGroup(click.Group):
+    """Every error ends as one paragraph on stderr: MultibodyError exit 2; anything unforeseen (a bug
+    or an uncaught numerical failure) exit 1 with its type and message, the traceback only with
+    MULTIBODY_TRACEBACK=1; a memory error or an interrupt likewise (issue 17)."""
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except MultibodyError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(EXIT_USER_ERROR)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("error: interrupted; nothing was written.", err=True)
+            ctx.exit(130)
+        except Exception as exc:  # noqa: BLE001 - the last resort of the error contract
+            _unforeseen(ctx, exc)
+
+
+def _unforeseen(ctx, exc: Exception) -> None:
+    if os.environ.get("MULTIBODY_TRACEBACK"):
+        raise exc
+    what = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+    name = ctx.invoked_subcommand or "multibody"
+    if isinstance(exc, MemoryError):
+        click.echo(f"error: '{name}' ran out of memory.", err=True)
+    elif isinstance(exc, NUMERICAL):
+        click.echo(f"error: '{name}' failed in a computation ({what}). Check the "
+                   "options and the model's values.", err=True)
+    else:
+        click.echo(f"error: internal error in '{name}' ({what}). This is a bug: please "
+                   "report it with the command line (MULTIBODY_TRACEBACK=1 shows the traceback).", err=True)
+    ctx.exit(EXIT_RUN_FAILURE)
 
 
 def limit_blas_threads() -> None:

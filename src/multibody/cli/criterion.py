@@ -14,6 +14,7 @@ from ..assembly import Workspace
 from ..errors import MultibodyError
 from ..kinematics import consistent_state, solve_positions
 from ..model.system import Model
+from ..results.outputs import check_dir
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,10 @@ class CriterionTable:
         return out
 
 
+#: the most points of a --sweep (each is a Newton solve and two criteria)
+MAX_SWEEP_POINTS = 100_000
+
+
 def criterion_table(model: Model, sweep=None, t: float = 0.0) -> CriterionTable:
     """The criterion at the consistent initial configuration, or along ``sweep`` = (coordinate, start,
     stop, count): the coordinate is held at each value and the others follow by Newton from the
@@ -54,8 +59,10 @@ def criterion_table(model: Model, sweep=None, t: float = 0.0) -> CriterionTable:
         configs, coord, values = [q0], None, None
     else:
         coord, start, stop, count = sweep
-        if int(count) < 2:
-            raise MultibodyError(f"--sweep needs at least 2 points, got {count}.")
+        if not (np.isfinite(start) and np.isfinite(stop)):
+            raise MultibodyError(f"--sweep: START and STOP must be finite numbers, got {start} and {stop}.")
+        if not 2 <= int(count) <= MAX_SWEEP_POINTS:
+            raise MultibodyError(f"--sweep needs 2 to {MAX_SWEEP_POINTS:,} points, got {count}.")
         idx = model.coordinate_index(coord)
         values = np.linspace(float(start), float(stop), int(count))
         q = consistent_state(model, t, ws=ws)[0].copy()
@@ -131,6 +138,8 @@ def criterion_cmd(model, sweep, plot_dir, as_json):
     best independent coordinates of MODEL, with the geometry-only (M = I) choice for comparison."""
     from ..io.model_source import load_model
 
+    if plot_dir:
+        check_dir("--plot", plot_dir)
     mdl, _ = load_model(model)
     table = criterion_table(mdl, sweep)
     out = table.to_json()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import MultibodyError
+from ..results.outputs import atomic_write, check_file
 
 
 @click.command("export")
@@ -21,11 +21,7 @@ def export_cmd(model, out):
     from ..io.toml_writer import dumps
 
     path = Path(out or f"{model}.toml")
-    if path.suffix != ".toml":
-        raise MultibodyError(f"export writes TOML model files: '{path}' must end in .toml.")
+    check_file("--out", path, (".toml",))
     text = "# multibody model file (schema: multibody/io/model_schema.json); SI units\n" + dumps(export_builtin(model))
-    try:
-        path.write_text(text)
-    except OSError as exc:
-        raise MultibodyError(f"cannot write '{path}': {exc}") from None
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text), "--out")
     click.echo(f"wrote {path}")

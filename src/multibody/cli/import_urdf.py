@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import MultibodyError
+from ..results.outputs import atomic_write, check_file
 
 
 @click.command("import-urdf")
@@ -20,11 +20,7 @@ def import_urdf_cmd(urdf, out):
     from ..io.urdf import urdf_data
 
     path = Path(out or Path(urdf).with_suffix(".toml").name)
-    if path.suffix != ".toml":
-        raise MultibodyError(f"import-urdf writes TOML model files: '{path}' must end in .toml.")
+    check_file("--out", path, (".toml",))
     text = f"# multibody model file imported from {urdf} (SI units)\n" + dumps(urdf_data(urdf))
-    try:
-        path.write_text(text)
-    except OSError as exc:
-        raise MultibodyError(f"cannot write '{path}': {exc}") from None
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text), "--out")
     click.echo(f"wrote {path}")

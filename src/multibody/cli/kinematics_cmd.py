@@ -20,8 +20,11 @@ def kinematics_cmd(model, t_end, output_step, out, as_json, quasi_static=False):
     """Positions, velocities, accelerations, driver efforts and joint reactions of a fully driven MODEL."""
     from ..errors import MultibodyError
     from ..io.model_source import load_model
+    from ..results.outputs import HDF5_SUFFIXES, check_file
     from ..simulation.kinematic import kinematic_analysis
 
+    if out:
+        check_file("--out", out, HDF5_SUFFIXES)
     mdl, default_t = load_model(model)
     t_end = default_t if t_end is None else t_end
     if not (np.isfinite(t_end) and t_end > 0):

@@ -27,6 +27,10 @@ def reactions_experiment_cmd(model, eliminate, t_end, step, plot_dir, show, as_j
     from ..experiments.reactions import choose_variants, run_experiment
     from ..io.model_source import load_model
     from ..errors import MultibodyError
+    from ..results.outputs import check_dir
+
+    if plot_dir:
+        check_dir("--plot", plot_dir)
 
     mdl, default_t = load_model(model)
     variants = None

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 import numpy as np
@@ -11,6 +10,7 @@ import numpy as np
 from ..errors import MultibodyError
 from ..formulations.registry import FORMULATIONS
 from ..integrate.steppers import STEPPERS
+from .outputs import default_out, plan_run_outputs, write_run_outputs
 from .summary import human_summary
 
 #: the continuous formulations and the discrete ones of the energy-momentum stepper (paper 004)
@@ -84,7 +84,8 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..io.model_source import load_source
     from ..simulation.driver import RunOptions, simulate
 
-    report = _check_report(report_path)
+    outputs = plan_run_outputs(default_out(model) if out is None else out, csv_path, plot_dir,
+                               report_path)   # before the run
     source = load_source(model)
     mdl, default_t = source.model, source.t_end
     if start_at_equilibrium:
@@ -95,7 +96,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     t_end = default_t if t_end is None else t_end
     if step is None and STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete:   # the paper's step
         step = _natural_step(model)
-    if (plot_dir or report) and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
+    if (plot_dir or report_path) and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
             STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:   # nullspace figures: per-step basis data
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
@@ -116,32 +117,8 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         result = simulate(mdl, t_end=t_end, formulation=formulation,
                           options=options, formulation_options=form_opts,
                           progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
-    out = Path(out or f"{Path(model).stem if Path(model).suffix else model}.h5")
-    result.summary["model_source"] = str(Path(model).resolve()) if Path(model).suffix else model
-    result.summary["result_file"] = str(result.save(out))
-    if csv_path:
-        result.summary["csv_file"] = str(result.to_csv(csv_path))
-    if plot_dir:
-        from ..plot import run_figures
-
-        result.summary["figures"] = [str(p) for p in run_figures(result, mdl, plot_dir, options)]
-    if report:
-        from ..report.page import write_report
-
-        result.summary["report_file"] = str(write_report(result, mdl, report))
+    write_run_outputs(outputs, result, mdl, options)     # all or nothing
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
-
-
-def _check_report(path):
-    """--report: a writable .html path and plotly installed, checked before the run."""
-    if not path:
-        return None
-    from ..report.figures import plotly
-    from ..report.source import check_output
-
-    checked = check_output(path, (".html", ".htm"))
-    plotly()
-    return checked
 
 
 def at_equilibrium(model):

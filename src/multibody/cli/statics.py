@@ -50,6 +50,10 @@ def modes_cmd(model, at, as_json, plot_dir=None):
     from ..analysis.linearize import modes
     from ..errors import MultibodyError
     from ..io.model_source import load_model
+    from ..results.outputs import check_dir
+
+    if plot_dir:
+        check_dir("--plot", plot_dir)
 
     mdl, _ = load_model(model)
     try:

@@ -8,6 +8,10 @@ from pathlib import Path
 import click
 
 from ..errors import MultibodyError
+from ..results.outputs import check_distinct, check_file
+
+#: the table formats of `sweep --out`
+SWEEP_SUFFIXES = (".csv", ".h5", ".hdf5")
 
 
 @click.command("sweep")
@@ -26,12 +30,15 @@ from ..errors import MultibodyError
               help="Worker processes of the local Dask cluster (ignored with --scheduler).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Address of a running Dask scheduler (e.g. tcp://host:8786) instead of a local cluster.")
+@click.option("--tls-ca-file", default=None, metavar="PEM", help="With --scheduler tls://...: the CA certificate.")
+@click.option("--tls-cert", default=None, metavar="PEM", help="With --scheduler tls://...: this client's certificate.")
+@click.option("--tls-key", default=None, metavar="PEM", help="With --scheduler tls://...: this client's private key.")
 @click.option("--batch-size", type=int, default=None, help="Scenarios per Dask task (default: automatic).")
 @click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
               help="Result table: .csv and/or .h5 (repeatable; default MODEL-sweep.csv).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and the rows as one JSON object.")
 def sweep_cmd(model, params, t_end, rtol, atol, integrator, formulation, workers, scheduler, batch_size, outs,
-              as_json):
+              as_json, tls_ca_file=None, tls_cert=None, tls_key=None):
     """Run MODEL for every combination of the --param values on Dask; one row per scenario."""
     from ..sweep.run import require_dask, sweep
     from ..sweep.scenarios import grid, parse_param, resolve_model
@@ -42,14 +49,19 @@ def sweep_cmd(model, params, t_end, rtol, atol, integrator, formulation, workers
         raise MultibodyError("a parameter is given twice with --param; give all its values in one --param.")
     if batch_size is not None and batch_size < 1:
         raise MultibodyError(f"--batch-size must be a positive integer, got {batch_size}.")
+    stem = Path(model).stem if model.endswith(".py") else model
+    outs = outs or (f"{stem}-sweep.csv",)
+    for i, p in enumerate(outs):            # checked before the run (issue 17): exit 2 naming the path
+        check_file("--out", p, SWEEP_SUFFIXES)
+    check_distinct({f"--out #{i + 1}": p for i, p in enumerate(outs)})
+    tls = {"ca_file": tls_ca_file, "cert": tls_cert, "key": tls_key} if tls_ca_file or tls_cert or tls_key else None
     spec = resolve_model(model)
     defaults = {"rtol": rtol, "atol": atol, "integrator": integrator, "formulation": formulation,
                 **({} if t_end is None else {"t_end": t_end})}
     scenarios = grid(parsed) if parsed else [{}]
     table = sweep(spec, scenarios, workers=workers, scheduler=scheduler, defaults=defaults,
-                  batch_size=batch_size, progress=sys.stderr.isatty() and not as_json)
-    stem = Path(model).stem if model.endswith(".py") else model
-    files = [str(table.save(p)) for p in (outs or (f"{stem}-sweep.csv",))]
+                  batch_size=batch_size, progress=sys.stderr.isatty() and not as_json, tls=tls)
+    files = [str(table.save(p)) for p in outs]
     m = table.meta
     summary = {"model": spec.name, "scenarios": len(table), "ok": len(table) - len(table.failed),
                "failed": len(table.failed), "workers": m["workers"], "scheduler": m["scheduler"],

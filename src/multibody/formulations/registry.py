@@ -36,4 +36,13 @@ def make_formulation(name: str, model: Model, **options) -> Formulation:
     known = {**FORMULATIONS, **DISCRETE_SCHEMES}
     if name not in known:
         raise MultibodyError(f"unknown formulation '{name}'; choose one of: {', '.join(known)}.")
+    import inspect
+
+    accepted = inspect.signature(known[name]).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        unknown = sorted(set(options) - set(accepted) - {"model"})
+        if unknown:
+            takes = ", ".join(k for k in accepted if k not in ("model", "self")) or "none"
+            raise MultibodyError(f"formulation '{name}' has no option {', '.join(map(repr, unknown))}; "
+                                 f"its options: {takes}.")
     return known[name](model, **options)

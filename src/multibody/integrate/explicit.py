@@ -113,6 +113,8 @@ def select_initial_step(fun, t0, y0, f0, t_bound, *, order, rtol, atol, max_step
     d0 = error_norm(y0, y0, y0, rtol, atol)
     d1 = error_norm(f0, y0, y0, rtol, atol)
     h0 = H_FALLBACK if min(d0, d1) < NORM_SMALL else H0_FRACTION * d0 / d1
+    if not (np.isfinite(h0) and h0 > 0):   # norms overflowed (atol near the smallest double): issue 17
+        h0 = H_FALLBACK
     h0 = min(h0, interval)
     direction = np.sign(t_bound - t0)
     f1 = fun(t0 + direction * h0, y0 + direction * h0 * f0)

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import MultibodyError
 from ..model.system import Model
 from .model_file import FileModel, load_model_file, load_urdf
-from .userfiles import load_module
+from .userfiles import end_time, load_module, run_user_code
 
 
 def load_model(spec: str) -> tuple[Model, float]:
@@ -32,11 +32,11 @@ def load_source(spec: str) -> FileModel:
     module = load_module(spec)
     build = module.build
     try:
-        model = build()
+        model = run_user_code(build, f"build() in '{spec}'")
     except MultibodyError:
         raise
     except Exception as exc:
         raise MultibodyError(f"build() in '{spec}' raised {type(exc).__name__}: {exc}") from None
     if not isinstance(model, Model):
         raise MultibodyError(f"build() in '{spec}' returned {type(model).__name__}, not a multibody Model.")
-    return FileModel(model, float(getattr(module, "T_END", 1.0)))
+    return FileModel(model, end_time(module, spec))

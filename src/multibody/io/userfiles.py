@@ -1,10 +1,59 @@
-"""Loading a user's model file: a .py file that defines build() (shared by `run` and `sweep`)."""
+"""Loading a user's model file: a .py file that defines build() (shared by `run` and `sweep`).
+
+A model .py file is trusted code: it runs with the user's rights (README "Reliability and safety").
+What the command line guards against is a mistake in it: any exception, ``sys.exit()`` and a loop
+that never ends (a time limit, :data:`TIME_LIMIT_S`, env MULTIBODY_USER_TIMEOUT) become one
+MultibodyError naming the file, never a traceback, a silent exit or a hang.
+"""
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
+import threading
 from pathlib import Path
 
 from ..errors import MultibodyError
+
+#: seconds a model file may take to load and to build its model (main thread of the command line)
+TIME_LIMIT_S = 120.0
+
+
+class _TimeUp(BaseException):
+    """Raised by the alarm inside the user's code (a BaseException: the user's ``except Exception``
+    cannot swallow it)."""
+
+
+def time_limit_s() -> float:
+    """MULTIBODY_USER_TIMEOUT (seconds, 0: none) or :data:`TIME_LIMIT_S`."""
+    try:
+        return max(float(os.environ.get("MULTIBODY_USER_TIMEOUT", TIME_LIMIT_S)), 0.0)
+    except ValueError:
+        return TIME_LIMIT_S
+
+
+def run_user_code(fn, what: str, *args, **kwargs):
+    """``fn(*args, **kwargs)`` of a user's file: SystemExit and a run over the time limit (main thread
+    only: SIGALRM) become a MultibodyError naming ``what``; other exceptions pass unchanged."""
+    limit = time_limit_s()
+    timed = limit > 0 and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    if timed:
+        def alarm(_signum, _frame):
+            raise _TimeUp
+        previous = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        return fn(*args, **kwargs)
+    except SystemExit as exc:
+        raise MultibodyError(f"{what} called sys.exit({'' if exc.code is None else exc.code!r}); a model file "
+                             "must return a model, not end the program.") from None
+    except _TimeUp:
+        raise MultibodyError(f"{what} did not finish within {limit:g} s (an endless loop?); "
+                             "MULTIBODY_USER_TIMEOUT sets the limit in seconds (0: none).") from None
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def load_module(spec: str, what: str = "build() returning a model"):
@@ -20,9 +69,23 @@ def load_module(spec: str, what: str = "build() returning a model"):
     module_spec = importlib.util.spec_from_file_location(f"multibody_user_{path.stem}", path)
     module = importlib.util.module_from_spec(module_spec)
     try:
-        module_spec.loader.exec_module(module)
+        run_user_code(module_spec.loader.exec_module, f"model file '{spec}'", module)
+    except MultibodyError:
+        raise
     except Exception as exc:  # the user's file: report, never a traceback
         raise MultibodyError(f"model file '{spec}' failed to load: {type(exc).__name__}: {exc}") from None
     if not callable(getattr(module, "build", None)):
         raise MultibodyError(f"model file '{spec}' does not define a function {what}.")
     return module
+
+
+def end_time(module, spec: str, default: float = 1.0) -> float:
+    """The module's T_END (default ``default``): a positive finite number, else a MultibodyError."""
+    value = getattr(module, "T_END", default)
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        t = float("nan")
+    if isinstance(value, bool) or not (t > 0 and t < float("inf")):
+        raise MultibodyError(f"model file '{spec}': T_END must be a positive number of seconds, got {value!r}.")
+    return t

@@ -19,6 +19,8 @@ _COMPONENTS = ("x", "y", "theta")
 
 def build_model(mb) -> Model:
     bodies = [b for b in mb._bodies.values() if b.kind != "ground"]
+    if not bodies:
+        raise ModelError(f"Model '{mb.name}' has no bodies: add one with add_body, add_bar or add_point_mass.")
     names, col = [], 0
     for b in bodies:
         b.index = col
@@ -163,16 +165,16 @@ def _forces(mb, markers, cols_of, n):
                                     np.array(k), np.array(c), np.array(l0)))
     for kind, body, local, fun in mb._user_forces:
         if kind == "point":
-            forces.append(PointForce(markers([(body, local)]), fun, n=n))
+            forces.append(PointForce(markers([(body, local)]), fun, n=n, what=f"force on body '{body}'"))
         else:
-            forces.append(GeneralizedForce(_torque(fun, cols_of[body][2], n), n=n))
+            forces.append(GeneralizedForce(_torque(fun, cols_of[body][2], n), n=n, what=f"torque on body '{body}'"))
     return tuple(forces)
 
 
 def _torque(fun, col, n):
     def generalized(t, q, v):
         out = np.zeros(n)
-        out[col] = float(fun(t, q, v))
+        out[col] = np.asarray(fun(t, q, v), dtype=float).item()   # one number (else: the error names it)
         return out
     return generalized
 

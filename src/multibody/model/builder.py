@@ -91,7 +91,13 @@ class ModelBuilder:
 
     def add_bar(self, name, *, length, mass, position, angle, velocity=(0.0, 0.0), angular_velocity=0.0):
         """A uniform slender bar (inertia m L^2 / 12) drawn as a line; body-fixed x along the bar."""
-        return self.add_body(name, mass=mass, inertia=mass * length ** 2 / 12, position=position,
+        _positive(length, f"length of bar '{name}'")
+        _positive(mass, f"mass of bar '{name}'")
+        inertia = float(mass) * float(length) ** 2 / 12 if float(length) < 1e150 else np.inf
+        if not np.isfinite(inertia):
+            raise ModelError(f"Bar '{name}' in model '{self.name}': mass {mass} and length {length} give an "
+                             "inertia beyond the floating-point range.")
+        return self.add_body(name, mass=mass, inertia=inertia, position=position,
                              angle=angle, velocity=velocity, angular_velocity=angular_velocity,
                              outline=[(-length / 2, 0.0), (length / 2, 0.0)])
 
@@ -297,7 +303,10 @@ class ModelBuilder:
 
 
 def _finite(x, size, what, model):
-    arr = np.asarray(x, dtype=float).reshape(-1)
+    try:
+        arr = np.asarray(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        arr = np.full(size + 1, np.nan)    # not numbers: the message below names them
     if arr.size != size or not np.all(np.isfinite(arr)):
         raise ModelError(f"Model '{model}': {what} must be {size} finite number(s), got {x!r}.")
     return arr if size > 1 else arr[0]

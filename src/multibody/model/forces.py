@@ -8,7 +8,27 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ModelError, MultibodyError
 from .markers import MarkerSet
+
+
+def user_value(fun, what: str, size: int, t, q, v) -> np.ndarray:
+    """``fun(t, q, v)`` of a user's force as ``size`` finite floats; anything else (an exception in the
+    user's code, a wrong count, text, NaN) is one ModelError naming the force and the time (issue 17)."""
+    try:
+        out = fun(t, q, v)
+    except MultibodyError:
+        raise
+    except Exception as exc:  # the user's code: report, never a traceback
+        raise ModelError(f"the {what} raised {type(exc).__name__}: {exc} (at t = {t:.6g} s).") from None
+    try:
+        arr = np.asarray(out, dtype=float).reshape(size)
+    except (TypeError, ValueError):
+        raise ModelError(f"the {what} must return {size} number(s), got {str(out)[:80]!r} "
+                         f"(at t = {t:.6g} s).") from None
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"the {what} returned a non-finite value {arr.tolist()} (at t = {t:.6g} s).")
+    return arr
 
 
 def _scatter(cols: np.ndarray, vals: np.ndarray, size: int) -> np.ndarray:
@@ -83,9 +103,10 @@ class PointForce(ForceElement):
     point: MarkerSet
     fun: object
     n: int = field(kw_only=True)
+    what: str = field(default="user force", kw_only=True)
 
     def generalized(self, t, qe, ve):
-        F = np.asarray(self.fun(t, qe[: self.n], ve[: self.n]), dtype=float).reshape(2)
+        F = user_value(self.fun, self.what, 2, t, qe[: self.n], ve[: self.n])
         jac = self.point.evaluate(qe, ve).jac[0]
         return _scatter(self.point.cols, (F @ jac)[None, :], len(qe))
 
@@ -96,8 +117,9 @@ class GeneralizedForce(ForceElement):
 
     fun: object
     n: int = field(kw_only=True)
+    what: str = field(default="user generalized force", kw_only=True)
 
     def generalized(self, t, qe, ve):
         out = np.zeros(len(qe))
-        out[: self.n] = np.asarray(self.fun(t, qe[: self.n], ve[: self.n]), dtype=float).reshape(self.n)
+        out[: self.n] = user_value(self.fun, self.what, self.n, t, qe[: self.n], ve[: self.n])
         return out

@@ -167,20 +167,24 @@ class Model:
         return self.configurations[name]
 
 
-def _vector(x, n: int, what: str, where: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=float).reshape(-1)
+def _vector(x, n: int, what: str, where: str, names=()) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} of model '{where}' must be {n} numbers, got {str(x)[:80]!r}.") from None
     if arr.shape != (n,):
         raise ModelError(f"{what} of model '{where}' has {arr.size} entries, expected {n}.")
     if not np.all(np.isfinite(arr)):
         bad = np.flatnonzero(~np.isfinite(arr)).tolist()
-        raise ModelError(f"{what} of model '{where}' has non-finite entries at positions {bad}.")
+        named = f" (coordinates {', '.join(names[i] for i in bad)})" if len(names) == n else ""
+        raise ModelError(f"{what} of model '{where}' has non-finite entries at positions {bad}{named}.")
     return arr
 
 
 def check_model(model: Model) -> Model:
     """Validate the parts every builder shares; returns the model."""
-    _vector(model.q0, model.n, "initial q", model.name)
-    _vector(model.v0, model.n, "initial v", model.name)
+    _vector(model.q0, model.n, "initial q", model.name, model.coordinate_names)
+    _vector(model.v0, model.n, "initial v", model.name, model.coordinate_names)
     labels = model.velocity_labels
     dupes = sorted({x for x in labels if labels.count(x) > 1})
     if dupes:
@@ -230,6 +234,10 @@ def matrix_system(name: str, coordinate_names, *, mass, forces=None, potential=N
     """
     names = tuple(coordinate_names)
     n = len(names)
+    for what, idx in (("hold", hold), ("velocity_given", velocity_given)):
+        bad = [i for i in idx if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n]
+        if bad:
+            raise ModelError(f"{what} of model '{name}' must list coordinate indices 0..{n - 1}, got {bad[0]!r}.")
     const_M = None if callable(mass) else np.asarray(mass, dtype=float)
     groups = tuple(_generic_group(c, n, name) for c in constraints)
     elements = []

@@ -141,6 +141,12 @@ def _safe_json(text: str) -> str:
 
 def write_report(result, model, path, max_frames: int = 150) -> Path:
     """Write the report of ``result`` to ``path`` atomically; without a model the page has no animation."""
+    page = report_html_for(result, model, max_frames)
+    return write_atomically(Path(path), lambda tmp: tmp.write_text(page, encoding="utf-8"))
+
+
+def report_html_for(result, model, max_frames: int = 150) -> str:
+    """The report page of ``result`` (with the animation when the model is known)."""
     from .animation import Animation
     from .figures import plotly
 
@@ -151,5 +157,4 @@ def write_report(result, model, path, max_frames: int = 150) -> Path:
             anim = Animation(result, model, max_frames).html()
         except MultibodyError as exc:         # a model without geometry: the page says so
             note = str(exc)
-    page = report_html(result, anim, note)
-    return write_atomically(Path(path), lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    return report_html(result, anim, note)

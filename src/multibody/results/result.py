@@ -12,15 +12,15 @@ never leaves half a result over a good one. Files get the permissions of the uma
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import MultibodyError
+from ..errors import FileFormatError
 from . import hdf5
+from .outputs import atomic_write, write_hdf5
+from .safe_h5 import malformed, open_checked
 
 FORMAT = "multibody-result"
 VERSION = hdf5.VERSION
@@ -85,61 +85,38 @@ class Result:
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> Path:
-        """Write HDF5 atomically (temporary file + rename)."""
-        import h5py
+        """Write HDF5 atomically (:func:`multibody.results.outputs.atomic_write`: temporary file, fsync,
+        rename; a symbolic link is written through; an existing file keeps its mode)."""
+        return atomic_write(path, self.write_hdf5_to)
 
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        try:
-            with h5py.File(tmp, "w") as h5:
-                hdf5.write(h5, self, _jsonable)
-            _umask_mode(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+    def write_hdf5_to(self, path) -> None:
+        """Write the HDF5 file at ``path`` directly (not atomic: for callers that stage their own files)."""
+        write_hdf5(path, lambda h5: hdf5.write(h5, self, _jsonable))
 
     @classmethod
     def load(cls, path) -> "Result":
-        import h5py
-
-        try:
-            with h5py.File(path, "r") as h5:
-                if h5.attrs.get("format") != FORMAT:
-                    raise MultibodyError(f"'{path}' is not a multibody result file.")
-                return cls(*hdf5.read(h5, Series))
-        except OSError as exc:
-            raise MultibodyError(f"cannot read result file '{path}': {exc}") from None
+        """Read a result file; refuses external links and storage, oversized and malformed content with
+        one :class:`~multibody.errors.FileFormatError` (:mod:`.safe_h5`)."""
+        with open_checked(path, "result file") as h5, malformed(path, "result file"):
+            if h5.attrs.get("format") != FORMAT:
+                raise FileFormatError(f"'{path}' is not a multibody result file.")
+            result = cls(*hdf5.read(h5, Series))
+            check_loaded(result)
+            return result
 
     def to_csv(self, path) -> Path:
         """One wide table: t, then one column per series label ("series:label"); written atomically."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        return atomic_write(path, self.write_csv_to)
+
+    def write_csv_to(self, path) -> None:
+        """Write the CSV table at ``path`` directly (not atomic)."""
         names = list(self.series)
         header = ["t"] + [f"{n}:{label}" for n in names for label in self.series[n].labels]
         table = np.column_stack([self.t] + [self.series[n].data for n in names])
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", newline="") as fh:
-                w = csv.writer(fh)
-                w.writerow(header)
-                w.writerows(table.tolist())
-            _umask_mode(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
-
-
-def _umask_mode(path) -> None:
-    """Give a temporary file (mkstemp: 0600) the mode a new file gets from open(): 0666 minus the umask."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(path, 0o666 & ~mask)
+        with open(path, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows(table.tolist())
 
 
 def _jsonable(x):
@@ -152,3 +129,18 @@ def _jsonable(x):
     if isinstance(x, np.generic):
         return x.item()
     return x
+
+
+def check_loaded(result: Result) -> None:
+    """Shapes of a loaded result (ValueError: :func:`.safe_h5.malformed` names the file): t 1-D; each
+    series (len(t), len(labels)); summary a dict and events a list."""
+    t = np.asarray(result.t)
+    if t.ndim != 1 or t.dtype.kind not in "fiu":
+        raise ValueError(f"'time' must be a 1-D array of numbers, got shape {t.shape} of {t.dtype}")
+    for name, s in result.series.items():
+        data = np.asarray(s.data)
+        if data.ndim != 2 or data.shape != (len(t), len(s.labels)) or data.dtype.kind not in "fiub":
+            raise ValueError(f"series '{name}' has shape {data.shape} ({data.dtype}), expected "
+                             f"({len(t)}, {len(s.labels)}) numbers")
+    if not isinstance(result.summary, dict) or not isinstance(result.events, list):
+        raise ValueError("the 'summary' attribute must be a JSON object and 'events' a JSON list")

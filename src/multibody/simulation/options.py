@@ -9,6 +9,15 @@ from ..errors import MultibodyError
 from ..integrate.steppers import STEPPERS, StepperSpec
 
 
+#: the smallest relative tolerance: Hairer's DOPRI5 refuses RTOL <= 10 UROUND (Hairer, Norsett & Wanner,
+#: Solving ODEs I, code dopri5.f); below it the error estimate is roundoff
+RTOL_MIN = 10 * np.finfo(float).eps / 2
+#: the smallest absolute tolerance: the smallest normal double (a subnormal one divides to inf)
+ATOL_MIN = float(np.finfo(float).tiny)
+#: a fixed step giving more steps than this is refused (issue 17: --step 1e-300 ran into 1e299 steps)
+MAX_FIXED_STEPS = 1e9
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Integration options: integrator name (:data:`multibody.integrate.steppers.STEPPERS`), tolerances,
@@ -39,16 +48,30 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
     if spec.fixed_step and o.step is None:
         raise MultibodyError(f"integrator '{o.integrator}' has no error control: give a fixed step (--step).")
     for name, val in (("rtol", o.rtol), ("atol", o.atol)):
-        if not (np.isfinite(val) and val > 0):
-            raise MultibodyError(f"{name} must be a positive number, got {val}.")
+        if not (isinstance(val, (int, float, np.number)) and np.isfinite(val) and val > 0):
+            raise MultibodyError(f"{name} must be a positive number, got {val!r}.")
+    if o.rtol <= RTOL_MIN or o.atol < ATOL_MIN:   # issue 17: 1e-320 divided by zero in the first step
+        raise MultibodyError(f"tolerances below what double precision resolves: rtol must exceed {RTOL_MIN:.3g} "
+                             f"(10 unit roundoffs, Hairer's DOPRI5 check) and atol be at least {ATOL_MIN:.3g} "
+                             f"(the smallest normal double); got rtol {o.rtol:g}, atol {o.atol:g}.")
+    if not (isinstance(o.max_step, (int, float, np.number)) and o.max_step > 0):   # NaN fails here too
+        raise MultibodyError(f"max_step must be a positive number (inf: no limit), got {o.max_step!r}.")
     if not (np.isfinite(o.output_interval) and o.output_interval >= 0):
         raise MultibodyError(f"the output interval must be a non-negative number, got {o.output_interval}.")
     if not (0.0 <= o.rho_inf <= 1.0):
         raise MultibodyError(f"rho_inf (generalized-alpha) must lie in [0, 1], got {o.rho_inf}.")
     if o.step is not None and not (np.isfinite(o.step) and o.step > 0):
         raise MultibodyError(f"the step must be a positive number, got {o.step}.")
+    for what, t in (("t_start", t0), ("t_end", t1)):
+        if isinstance(t, bool) or not isinstance(t, (int, float, np.number)):
+            raise MultibodyError(f"{what} must be a number of seconds, got {t!r}.")
     if not (np.isfinite(t1) and t1 > t0):
         raise MultibodyError(f"t_end must be a finite time after t_start = {t0}, got {t1}.")
+    if o.step is not None and o.step > t1 - t0:
+        raise MultibodyError(f"the step {o.step:g} s is longer than the run (t_end - t_start = {t1 - t0:g} s).")
+    if o.step is not None and (t1 - t0) / o.step > MAX_FIXED_STEPS:
+        raise MultibodyError(f"the step {o.step:g} s makes {(t1 - t0) / o.step:.3g} steps (more than "
+                             f"{MAX_FIXED_STEPS:.0e}): give a larger --step.")
     return spec
 
 

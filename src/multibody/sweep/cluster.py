@@ -81,21 +81,68 @@ def warm_up(spec, scenario: dict, defaults: dict) -> dict:
     return {"pid": os.getpid(), "warm_up_s": time.perf_counter() - t}
 
 
-class Cluster:
-    """Context manager: a Client on a fresh LocalCluster (processes, one thread each) or on a running
-    scheduler at ``scheduler``; every worker warmed up (:func:`warm_up`) on entry; closed on exit."""
+def security(tls: dict | None):
+    """Dask security for a scheduler given by address: ``tls`` = {"ca_file", "cert", "key"} (paths) or
+    None (no TLS, a tcp:// scheduler)."""
+    if not tls:
+        return None
+    from distributed import Security
 
-    def __init__(self, distributed, workers: int, scheduler: str | None, warm: tuple | None = None):
-        self.d, self.workers, self.scheduler, self.warm = distributed, workers, scheduler, warm
+    missing = [k for k in ("ca_file", "cert", "key") if not tls.get(k)]
+    if missing:
+        raise MultibodyError("TLS to a scheduler needs --tls-ca-file, --tls-cert and --tls-key; missing: "
+                             f"{', '.join('--tls-' + k.replace('_', '-') for k in missing)}.")
+    for k in ("ca_file", "cert", "key"):
+        if not os.path.isfile(tls[k]):
+            raise MultibodyError(f"--tls-{k.replace('_', '-')} '{tls[k]}' is not a file.")
+    return Security(tls_ca_file=tls["ca_file"], tls_client_cert=tls["cert"], tls_client_key=tls["key"],
+                    require_encryption=True)
+
+
+def local_security():
+    """Temporary TLS credentials for the local cluster (Dask's Security.temporary(): a fresh self-signed
+    CA and key in memory, shared by this client, the scheduler and the workers): another local process
+    cannot connect to the scheduler or the workers and run code there."""
+    from distributed import Security
+
+    try:
+        return Security.temporary()
+    except ImportError:
+        raise MultibodyError("the local sweep cluster is secured with temporary TLS credentials, which need "
+                             "the package 'cryptography': pip install 'multibody[sweep]'.") from None
+
+
+class Cluster:
+    """Context manager: a Client on a fresh LocalCluster (processes, one thread each; TLS with temporary
+    credentials, :func:`local_security`) or on a running scheduler at ``scheduler`` (``tls``: certificate
+    files, :func:`security`; at least one worker within CONNECT_TIMEOUT_S); every worker warmed up
+    (:func:`warm_up`) on entry; closed on exit."""
+
+    def __init__(self, distributed, workers: int, scheduler: str | None, warm: tuple | None = None,
+                 tls: dict | None = None):
+        self.d, self.workers, self.scheduler, self.warm, self.tls = distributed, workers, scheduler, warm, tls
         self.cluster = self.client = None
+
+    def _connect(self):
+        sec = security(self.tls)
+        if sec is None and self.scheduler.startswith("tls://"):
+            raise MultibodyError(f"the scheduler '{self.scheduler}' speaks TLS: give --tls-ca-file, --tls-cert "
+                                 "and --tls-key.")
+        try:
+            self.client = self.d.Client(self.scheduler, timeout=CONNECT_TIMEOUT_S, security=sec)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise MultibodyError(f"cannot reach the Dask scheduler at '{self.scheduler}' within "
+                                 f"{CONNECT_TIMEOUT_S} s: {' '.join(str(exc).split())}") from None
+        try:
+            self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            self.client.close()
+            raise MultibodyError(f"the Dask scheduler at '{self.scheduler}' has no workers (none joined within "
+                                 f"{CONNECT_TIMEOUT_S} s): start some with 'dask worker {self.scheduler}'.") from None
 
     def __enter__(self):
         if self.scheduler:
-            try:
-                self.client = self.d.Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise MultibodyError(f"cannot reach the Dask scheduler at '{self.scheduler}' within "
-                                     f"{CONNECT_TIMEOUT_S} s: {exc}") from None
+            self._connect()
         else:
             self._start_local()
         if self.warm is not None:
@@ -116,7 +163,8 @@ class Cluster:
         with dask.config.set(config):
             _preload_fork_server()
             self.cluster = self.d.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.ERROR)
+                                               dashboard_address=None, silence_logs=logging.ERROR,
+                                               security=local_security())
             self.client = self.d.Client(self.cluster)
 
     def __exit__(self, *exc):

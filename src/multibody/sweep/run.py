@@ -28,20 +28,22 @@ def require_dask():
 
 
 def sweep(model: str | ModelSpec, scenarios: list[dict], *, workers: int = 2, scheduler: str | None = None,
-          defaults: dict | None = None, batch_size: int | None = None, progress: bool = False) -> SweepTable:
+          defaults: dict | None = None, batch_size: int | None = None, progress: bool = False,
+          tls: dict | None = None) -> SweepTable:
     """Run the scenarios on Dask and gather them into one table (row order = scenario order).
 
     ``workers``: size of the local cluster (processes, one thread each) started when no ``scheduler``
     address is given; ``defaults``: run options for every scenario (a scenario's own values win);
     ``batch_size``: scenarios per task (default: batches shrinking towards the end,
-    :func:`multibody.sweep.cluster.batch_sizes`). ``meta``: ``startup_s`` (cluster start and the
+    :func:`multibody.sweep.cluster.batch_sizes`); ``tls``: {"ca_file", "cert", "key"} for a TLS scheduler
+    (the local cluster always uses temporary TLS credentials). ``meta``: ``startup_s`` (cluster start and the
     workers' warm-up) and ``wall_time_s`` (the scenarios, from the first submission to the last row)."""
     spec = model if isinstance(model, ModelSpec) else resolve_model(model)
     check_scenarios(spec, scenarios)
     distributed = require_dask()
     defaults = dict(defaults or {})
     t0 = time.perf_counter()
-    with Cluster(distributed, workers, scheduler, warm=(spec, scenarios[0], defaults)) as client:
+    with Cluster(distributed, workers, scheduler, warm=(spec, scenarios[0], defaults), tls=tls) as client:
         startup = time.perf_counter() - t0
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         sizes = batch_sizes(len(scenarios), n_workers, batch_size)

@@ -27,10 +27,12 @@ import numpy as np
 
 from ..errors import MultibodyError
 from .table import SweepTable
-from ..io.userfiles import load_module
+from ..io.userfiles import end_time, load_module, run_user_code
 
 RUN_KEYS = ("t_end", "rtol", "atol", "integrator", "step", "formulation")
 PREFIXES = ("q0:", "v0:", "lock:")
+#: the most scenarios of one sweep (issue 17: mass=1:2:100000000000 tried to allocate 745 GiB)
+MAX_SCENARIOS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def resolve_model(spec: str) -> ModelSpec:
         return ModelSpec(str(path), functools.partial(build_file_model, str(path)), source.t_end,
                          tuple(e for e in source.events if hasattr(e, "t")))
     module = load_module(spec, "build(**parameters)")
-    return ModelSpec(str(path), module.build, float(getattr(module, "T_END", 1.0)))
+    return ModelSpec(str(path), module.build, end_time(module, spec))
 
 
 # ----------------------------------------------------------------------------- scenarios
@@ -73,9 +75,13 @@ def parse_values(text: str) -> list:
     if text.count(":") == 2 and "," not in text:
         a, b, n = text.split(":")
         try:
-            return [float(x) for x in np.linspace(float(a), float(b), int(n))]
+            start, stop, count = float(a), float(b), int(n)
         except ValueError:
             raise MultibodyError(f"malformed range '{text}': expected START:STOP:COUNT, e.g. -1:-2:5.") from None
+        if not (math.isfinite(start) and math.isfinite(stop) and 1 <= count <= MAX_SCENARIOS):
+            raise MultibodyError(f"range '{text}': START and STOP must be finite and COUNT between 1 and "
+                                 f"{MAX_SCENARIOS:,}.")
+        return [float(x) for x in np.linspace(start, stop, count)]
     values = [_scalar(v.strip()) for v in text.split(",")]
     if any(v == "" for v in values):
         raise MultibodyError(f"malformed values '{text}': an empty value between commas.")
@@ -92,8 +98,13 @@ def parse_param(text: str) -> tuple[str, list]:
 
 
 def grid(params: dict[str, list]) -> list[dict]:
-    """Cartesian product of the parameter values, the last parameter varying fastest."""
+    """Cartesian product of the parameter values, the last parameter varying fastest; refused (before
+    anything is allocated) beyond MAX_SCENARIOS scenarios."""
     names = list(params)
+    count = math.prod(len(v) for v in params.values())
+    if count > MAX_SCENARIOS:
+        sizes = " x ".join(f"{len(params[k])} ({k})" for k in names)
+        raise MultibodyError(f"the sweep would have {count:,} scenarios ({sizes}); at most {MAX_SCENARIOS:,}.")
     return [dict(zip(names, combo)) for combo in itertools.product(*(params[k] for k in names))]
 
 
@@ -129,9 +140,12 @@ def check_scenarios(spec: ModelSpec, scenarios: list[dict]) -> None:
                 raise MultibodyError(f"parameter '{name}' of model '{spec.name}' is a number (default {default}), "
                                      f"got {bad[0]!r}.")
     coords = {n.split(":", 1)[1] for n in names if n.startswith(PREFIXES)}
-    if coords or accepts_any:
+    if coords or accepts_any or spec.name.endswith(".py"):   # a user's file: sys.exit, loops caught here
         try:
-            model = spec.factory(**{k: scenarios[0][k] for k in factory_names if k in scenarios[0]})
+            model = run_user_code(spec.factory, f"model '{spec.name}'",
+                                  **{k: scenarios[0][k] for k in factory_names if k in scenarios[0]})
+        except MultibodyError:
+            raise
         except TypeError as exc:
             raise MultibodyError(f"model '{spec.name}': {exc}") from None
         except Exception:
@@ -157,7 +171,7 @@ def run_scenario(spec: ModelSpec, index: int, scenario: dict, defaults: dict) ->
                    energy_drift_rel=s["energy_drift_rel"],
                    constraint_violation_max=s["constraint_violation_max"])
         row.update({f"q:{n}": float(x) for n, x in zip(s["coordinate_names"], s["final_q"])})
-    except Exception as exc:  # any failure of this scenario is data, not a crash of the sweep
+    except (Exception, SystemExit) as exc:  # any failure of this scenario is data, not a crash of the sweep
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         if caught:
             row["error"] += f" (first warning: {caught[0].category.__name__}: {caught[0].message})"

@@ -12,22 +12,22 @@ HDF5 layout (h5py, pandas via h5py, h5dump)::
     /columns/<name>   (rows,)  float64 when every value is a number (missing -> NaN), else UTF-8 strings
     attrs: columns (JSON list, the column order), format = "multibody-sweep", version, meta (JSON)
 
-Both writers write a temporary file next to the target and rename it (atomic): an interrupted save
-never leaves half a table over a good one.
+Both writers write a temporary file next to the target, sync it and rename it (atomic,
+:mod:`multibody.results.outputs`): an interrupted save never leaves half a table over a good one.
 """
 from __future__ import annotations
 
 import csv
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import MultibodyError
+from ..errors import FileFormatError, MultibodyError
+from ..results.outputs import atomic_write, write_hdf5
+from ..results.safe_h5 import malformed, open_checked
 
 FORMAT = "multibody-sweep"
 VERSION = 1
@@ -88,35 +88,35 @@ class SweepTable:
         return _atomic(path, write, text=True)
 
     def to_hdf5(self, path) -> Path:
-        import h5py
-
-        def write(f):
-            with h5py.File(f, "w") as h5:
-                h5.attrs.update(format=FORMAT, version=VERSION, columns=json.dumps(self.columns),
-                                meta=json.dumps(self.meta, default=str))
-                grp = h5.create_group("columns")
-                for c in self.columns:
-                    grp.create_dataset(c, data=_array(self.column(c)))
-        return _atomic(path, write, text=False)
+        def fill(h5):
+            h5.attrs.update(format=FORMAT, version=VERSION, columns=json.dumps(self.columns),
+                            meta=json.dumps(self.meta, default=str))
+            grp = h5.create_group("columns")
+            for c in self.columns:
+                grp.create_dataset(c, data=_array(self.column(c)))
+        return _atomic(path, lambda tmp: write_hdf5(tmp, fill), text=False)
 
     @classmethod
     def load(cls, path) -> "SweepTable":
-        """Read a table written by :meth:`to_hdf5` (numbers as floats, strings as str)."""
-        import h5py
-
-        try:
-            with h5py.File(path, "r") as h5:
-                if h5.attrs.get("format") != FORMAT:
-                    raise MultibodyError(f"'{path}' is not a multibody sweep table.")
-                columns = json.loads(h5.attrs["columns"])
-                data = {c: h5["columns"][c][()] for c in columns}
-                meta = json.loads(h5.attrs.get("meta", "{}"))
-        except OSError as exc:
-            raise MultibodyError(f"cannot read sweep table '{path}': {exc}") from None
-        n = len(next(iter(data.values()))) if data else 0
-        rows = [{c: _from_h5(data[c][i]) for c in columns} for i in range(n)]
-        for r in rows:
-            r["scenario"] = int(r["scenario"])
+        """Read a table written by :meth:`to_hdf5` (numbers as floats, strings as str); refuses external
+        links and storage, oversized and malformed content (:mod:`multibody.results.safe_h5`)."""
+        what = "sweep table"
+        with open_checked(path, what) as h5, malformed(path, what):
+            if h5.attrs.get("format") != FORMAT:
+                raise FileFormatError(f"'{path}' is not a multibody sweep table.")
+            columns = json.loads(h5.attrs["columns"])
+            if not (isinstance(columns, list) and all(isinstance(c, str) for c in columns)):
+                raise ValueError("attribute 'columns' must be a JSON list of names")
+            data = {c: h5["columns"][c][()] for c in columns}
+            meta = json.loads(h5.attrs.get("meta", "{}"))
+            lengths = {np.shape(v) for v in data.values()}
+            if len(lengths) > 1 or any(len(n) != 1 for n in lengths) or not isinstance(meta, dict):
+                raise ValueError(f"columns must be 1-D and of one length (got shapes {sorted(lengths)}) "
+                                 "and 'meta' a JSON object")
+            n = len(next(iter(data.values()))) if data else 0
+            rows = [{c: _from_h5(data[c][i]) for c in columns} for i in range(n)]
+            for r in rows:
+                r["scenario"] = int(r["scenario"])
         return cls(columns, rows, meta)
 
 
@@ -142,20 +142,11 @@ def _from_h5(x):
 
 
 def _atomic(path, write, *, text: bool) -> Path:
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise MultibodyError(f"cannot write '{path}': the directory '{path.parent}' does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
+    """Write through :func:`multibody.results.outputs.atomic_write` (temporary file, fsync, rename)."""
+    def fill(tmp):
         if text:
-            with os.fdopen(fd, "w", newline="") as f:
+            with open(tmp, "w", newline="") as f:
                 write(f)
         else:
-            os.close(fd)
             write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return atomic_write(path, fill)
