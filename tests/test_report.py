@@ -64,7 +64,7 @@ def test_run_with_report(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["report", "missing.h5", "-o", "r.html"], "does not exist"),
     (["report", "missing.h5", "-o", "r.pdf"], "unknown file type"),
-    (["run", "pendulum", "--report", "r.txt"], "unknown file type"),
+    (["run", "pendulum", "--report", "r.txt"], "must end in .html"),
     (["run", "pendulum", "--report", "nodir/r.html"], "does not exist"),
 ])
 def test_report_bad_input(tmp_path, monkeypatch, args, words):
