@@ -65,13 +65,14 @@ def test_run_with_report(tmp_path):
     (["report", "missing.h5", "-o", "r.html"], "does not exist"),
     (["report", "missing.h5", "-o", "r.pdf"], "unknown file type"),
     (["run", "pendulum", "--report", "r.txt"], "must end in .html"),
-    (["run", "pendulum", "--report", "nodir/r.html"], "does not exist"),
+    (["run", "pendulum", "--report", "afile/r.html"], "is a file, not a directory"),
 ])
 def test_report_bad_input(tmp_path, monkeypatch, args, words):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")                 # a regular file where a directory is needed
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 2 and words in res.output and "Traceback" not in res.output
-    assert not list(tmp_path.iterdir())                 # nothing written, not even the result
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"]    # nothing written, not even the result
 
 
 def test_report_without_plotly_names_the_extra(tmp_path, monkeypatch):
