@@ -156,17 +156,20 @@ class Partitioning(Formulation):
 
     # ------------------------------------------------------------------ after a step
     def after_step(self, t, y):
+        """Switch the independent coordinates if the criterion asks for it (at the step's q, before the
+        projection: next to a singular configuration the old set's dependent block C_D is nearly singular, and
+        a projection holding the old set would move the dependent coordinates by ~ |Phi| / s_min), then
+        project the dependent coordinates onto Phi = 0 holding the (new) independent ones (paper 001)."""
         n = self.model.n
-        q = y[:n].copy()
+        q, v_I = y[:n].copy(), y[n:]
+        if self.switching.enabled and self.part.independent:
+            v_I = self._maybe_switch(t, q, v_I)
         if self.ws.m:
             try:
                 q = solve_positions(self.model, q, t, hold=self.part.independent, ws=self.ws,
                                     tol=self.projection_tol)
             except MultibodyError as exc:
                 raise SimulationError(f"position correction failed at t = {t:g}: {exc}") from None
-        v_I = y[n:]
-        if self.switching.enabled and self.part.independent:
-            v_I = self._maybe_switch(t, q, v_I)
         return np.concatenate([q, v_I])
 
     def _maybe_switch(self, t, q, v_I):
