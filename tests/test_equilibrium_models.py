@@ -297,3 +297,26 @@ def test_cli_linearize_json_and_errors():
     for args, culprit in ((["--input", "nope"], "nope"), (["--output", "q:zz"], "q:zz")):
         r = CliRunner().invoke(main, ["linearize", "slider-crank", *args])
         assert r.exit_code == 2 and culprit in r.output and "Traceback" not in r.output
+
+
+def test_mode_animation_moves_along_the_mode_on_the_constraints(tmp_path):
+    """``modes --animate``: the pendulum's mode u = (1, 0) at the hanging equilibrium, drawn with amplitude
+    a = 0.3 L (plot.modes.MODE_AMPLITUDE): at a quarter period q is (0, -1) + a u projected onto the circle,
+    (0.3, -1) / sqrt(1.09); the double four-bar's GIF has one frame per sample; a mode that does not exist
+    exits 2."""
+    from click.testing import CliRunner
+    from PIL import Image
+    from multibody.cli import main
+    from multibody.models import MODELS
+    from multibody.plot.modes import mode_result
+    model = MODELS["pendulum"].factory()
+    eq = equilibrium(model)
+    r = mode_result(model, eq, modes(model, eq), 0, cycles=1.0, samples=81)
+    np.testing.assert_allclose(r.series["q"].data[20], np.array([0.3, -1.0]) / np.sqrt(1.09), atol=1e-10)
+    np.testing.assert_allclose(np.hypot(*r.series["q"].data.T), 1.0, atol=1e-12)
+    out = tmp_path / "mode.gif"
+    res = CliRunner().invoke(main, ["modes", "double-four-bar", "--animate", str(out)])
+    assert res.exit_code == 0, res.output
+    assert Image.open(out).n_frames >= 40
+    res = CliRunner().invoke(main, ["modes", "double-four-bar", "--animate", str(tmp_path / "m.gif"), "--mode", "2"])
+    assert res.exit_code == 2 and "--mode 2" in res.output and not (tmp_path / "m.gif").exists()

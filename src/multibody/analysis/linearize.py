@@ -230,7 +230,8 @@ class Modes:
     coordinate_names: tuple
 
     def to_dict(self) -> dict:
-        return {"frequencies_hz": self.frequencies_hz.tolist(), "damping_ratios": self.damping_ratios.tolist(),
+        finite = lambda x: [None if np.isnan(v) else float(v) for v in x]      # noqa: E731 (JSON has no NaN)
+        return {"frequencies_hz": finite(self.frequencies_hz), "damping_ratios": finite(self.damping_ratios),
                 "shapes": [dict(zip(self.coordinate_names, map(float, s))) for s in self.shapes.T]}
 
 

@@ -43,8 +43,12 @@ def equilibrium_cmd(model, as_json):
                                       "or about the initial configuration itself (it must be an equilibrium).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write one PNG per mode (the mechanism at the equilibrium and displaced along the mode).")
+@click.option("--animate", "animation", type=click.Path(dir_okay=False), default=None,
+              help="Animate mode --mode K on the mechanism (.gif, .mp4 or .html, as multibody animate).")
+@click.option("--mode", "mode_number", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Which mode --animate shows (1 = the lowest).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def modes_cmd(model, at, as_json, plot_dir=None):
+def modes_cmd(model, at, as_json, plot_dir=None, animation=None, mode_number=1):
     """Natural frequencies (Hz), damping ratios and mode shapes of MODEL about a static equilibrium."""
     from ..analysis.equilibrium import equilibrium
     from ..analysis.linearize import modes
@@ -56,6 +60,9 @@ def modes_cmd(model, at, as_json, plot_dir=None):
         check_dir("--plot", plot_dir)
 
     mdl, _ = load_model(model)
+    if animation:
+        from ..report.source import ANIMATION_SUFFIXES, check_output
+        check_output(animation, ANIMATION_SUFFIXES)
     try:
         eq = equilibrium(mdl, max_iterations=0) if at == "initial" else equilibrium(mdl)
     except MultibodyError as exc:
@@ -68,6 +75,13 @@ def modes_cmd(model, at, as_json, plot_dir=None):
     if plot_dir:
         from ..plot.modes import mode_figures
         figures = [str(p) for p in mode_figures(mdl, eq, md, plot_dir)]
+    if animation:
+        if mode_number > len(md.frequencies_hz):
+            raise MultibodyError(f"Model '{mdl.name}' has {len(md.frequencies_hz)} modes; --mode {mode_number} "
+                                 "does not exist.")
+        from ..plot.modes import mode_result
+        from ..report.animation import animate
+        figures.append(str(animate(mode_result(mdl, eq, md, mode_number - 1), mdl, animation)))
     if as_json:
         click.echo(json.dumps({"model": mdl.name, "at": at, "stability": eq.stability, **md.to_dict(),
                                "figures": figures}))

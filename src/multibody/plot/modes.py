@@ -34,3 +34,24 @@ def mode_figures(model, eq, md, directory) -> list[Path]:
         finish_mechanism_axes(ax, model, f"{model.name}: mode {k + 1}, {freq}")
         out.append(_save(fig, directory / f"{model.name}-mode{k + 1}.png"))
     return out
+
+
+def mode_result(model, eq, md, k: int, cycles: float = 2.0, samples: int = 80):
+    """A Result that moves along mode k (0-based) for ``cycles`` periods, for the animation (report.animation):
+    q(t) = proj(q* + a sin(w t) u_k) on Phi = 0 (kinematics.solve_positions; a as in :func:`mode_figures`), so
+    that the joints stay closed at the drawn amplitude; one second per period for an unstable or neutral mode."""
+    from ..kinematics import solve_positions
+    from ..results.result import Result, Series
+
+    u = md.shapes[:, k]
+    f = md.frequencies_hz[k]
+    period = 1.0 / f if np.isfinite(f) and f > 0 else 1.0
+    a = MODE_AMPLITUDE * model.length_scale / max(np.max(np.abs(u)), np.finfo(float).tiny)
+    t = np.linspace(0.0, cycles * period, samples)
+    q = np.array([solve_positions(model, eq.q + a * np.sin(2 * np.pi * s / period) * u, eq.t) for s in t])
+    v = np.gradient(q, t, axis=0)
+    names = model.coordinate_names
+    freq = f"{f:.4g} Hz" if np.isfinite(f) else "unstable: w^2 < 0"
+    return Result(t, {"q": Series(q, names), "v": Series(v, names)},
+                  {"model": model.name, "formulation": f"mode {k + 1}", "integrator": freq, "mode": k + 1,
+                   "frequency_hz": float(f), "t_end": float(t[-1])})
