@@ -160,6 +160,17 @@ def equilibrium(model: Model, *, q=None, t: float = 0.0, max_iterations: int = 6
                        {p.name: p.unique for p in verdict.pairs})
 
 
+def stiffness_scale(ws: Workspace, t: float, q: np.ndarray, lam: np.ndarray) -> float:
+    """max(|f|, |A^T lambda|) / L: the size of a stiffness made by the forces at q, against which an eigenvalue
+    of the reduced stiffness counts as zero (a freedom no force acts on, e.g. the spin of a rod between two
+    ball joints, has no stiffness of its own to compare with)."""
+    zero = np.zeros_like(q)
+    f = ws.forces(t, q, zero)
+    reaction = ws.constraints(t, q, zero)[1].T @ lam if ws.m else zero
+    return max(np.max(np.abs(f), initial=0.0), np.max(np.abs(reaction), initial=0.0),
+               np.finfo(float).tiny) / ws.model.length_scale
+
+
 def _stability(model, ws, t, q, lam):
     """Eigenvalues of the reduced stiffness T^T K T (symmetric part) and the verdict (module doc)."""
     T = _tangent_basis(model, ws, t, q)
@@ -167,7 +178,7 @@ def _stability(model, ws, t, q, lam):
         return np.zeros(0), "stable"
     Kr = T.T @ tangent_stiffness(ws, t, q, lam) @ T
     eig = np.linalg.eigvalsh(0.5 * (Kr + Kr.T))
-    big = max(np.max(np.abs(eig)), np.finfo(float).tiny)
+    big = max(np.max(np.abs(eig)), stiffness_scale(ws, t, q, lam))
     if np.any(eig < -NEUTRAL_TOL * big):
         return eig, "unstable"
     return eig, ("neutral" if np.any(eig <= NEUTRAL_TOL * big) else "stable")

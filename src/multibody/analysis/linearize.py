@@ -21,9 +21,11 @@ its coordinate, analysis.equilibrium) enters as the generalized force A_i^T u; t
 its effort u* = -lambda_i. A coordinate name as an input is a generalized force on that coordinate. Outputs:
 ``q:name`` (or ``name``) the deviation of a coordinate, ``v:name`` its rate; C = d(output)/d(z, z').
 
-Modes: K_r x = w^2 M_r x (undamped) or the eigenvalues s of the state matrix (damped); frequencies in Hz
-ascending (0 for a neutral freedom, NaN for w^2 < 0: about an unstable equilibrium that motion grows, it does
-not oscillate), damping ratios -Re s / |s|, shapes u = T x in the redundant coordinates (largest entry 1).
+Modes: K_r x = w^2 M_r x, the undamped natural frequencies in Hz ascending (0 for a neutral freedom, NaN for
+w^2 < 0: about an unstable equilibrium that motion grows, it does not oscillate), modal damping ratios
+x^T C_r x / (2 w) (mass-normalised x), shapes u = T x in the redundant coordinates (largest entry 1); with a
+non-symmetric K_r (follower forces, a moving state) the eigenvalues s of the state matrix instead
+(|s| / 2 pi, -Re s / |s|).
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from ..errors import MultibodyError
 from ..kinematics import solve_positions, solve_velocities
 from ..model.system import Model
 from .equilibrium import (NEUTRAL_TOL, Equilibrium, _tangent_basis, damping_matrix, equilibrium,
-                          tangent_stiffness)
+                          stiffness_scale, tangent_stiffness)
 
 #: central-difference step in the chart (z in length scales, z' in length scales per second)
 CHART_STEP = 1e-6
@@ -242,12 +244,9 @@ def modes(model: Model, state=None) -> Modes:
     if d == 0:
         return Modes(np.zeros(0), np.zeros(0), np.zeros((model.n, 0)), lin.coordinate_names)
     Ks, Ms = 0.5 * (lin.K + lin.K.T), 0.5 * (lin.M + lin.M.T)
-    if not np.any(lin.C) and np.allclose(lin.K, Ks, rtol=0, atol=1e-9 * max(np.max(np.abs(Ks)), 1e-300)):
-        w2, X = sla.eigh(Ks, Ms)
-        w2[np.abs(w2) <= NEUTRAL_TOL * max(np.max(np.abs(w2)), np.finfo(float).tiny)] = 0.0     # neutral: 0 Hz
-        f = np.where(w2 >= 0, np.sqrt(np.abs(w2)), np.nan) / (2 * np.pi)     # w^2 < 0: unstable, no frequency
-        zeta = np.zeros(d)
-    else:
+    if np.allclose(lin.K, Ks, rtol=0, atol=1e-9 * max(np.max(np.abs(Ks)), 1e-300)):
+        f, zeta, X = _undamped(model, lin, Ks, Ms)
+    else:                                   # non-symmetric stiffness (follower forces, a moving state)
         s, V = np.linalg.eig(np.block([[np.zeros((d, d)), np.eye(d)],
                                        [-np.linalg.solve(lin.M, lin.K), -np.linalg.solve(lin.M, lin.C)]]))
         keep = np.argsort(np.abs(s))
@@ -259,3 +258,20 @@ def modes(model: Model, state=None) -> Modes:
     U = lin.T @ X[:, order]
     U = U / np.where(np.max(np.abs(U), axis=0) > 0, U[np.argmax(np.abs(U), axis=0), range(U.shape[1])], 1.0)
     return Modes(f[order], zeta[order], U, lin.coordinate_names)
+
+
+def _undamped(model, lin, Ks, Ms):
+    """(frequencies Hz, modal damping ratios, mass-normalised shapes X) of K x = w^2 M x: w^2 within NEUTRAL_TOL
+    of the force stiffness scale (equilibrium.stiffness_scale over the largest modal mass) is a neutral freedom
+    (0 Hz), w^2 < 0 unstable (NaN); zeta_k = x_k^T C x_k / (2 w_k) (exact for proportional damping, first order
+    for light non-proportional damping; 0 where w_k = 0)."""
+    w2, X = sla.eigh(Ks, Ms)
+    ws = Workspace(model)
+    lam = _accelerations(ws, lin.t, lin.q, lin.v, lambda x: 0.0)[1] if ws.m else np.zeros(0)
+    scale = max(np.max(np.abs(w2)), stiffness_scale(ws, lin.t, lin.q, lam) / np.max(np.abs(np.diag(Ms))))
+    w2[np.abs(w2) <= NEUTRAL_TOL * scale] = 0.0
+    w = np.sqrt(np.abs(w2))
+    f = np.where(w2 >= 0, w, np.nan) / (2 * np.pi)
+    modal_c = np.einsum("ik,ij,jk->k", X, lin.C, X)
+    zeta = np.where(w2 > 0, modal_c / (2 * np.where(w > 0, w, 1.0)), 0.0)
+    return f, zeta, X
