@@ -23,7 +23,7 @@ def load_source(spec: str) -> FileModel:
 
     if spec in MODELS:
         entry = MODELS[spec]
-        return FileModel(entry.factory(), entry.t_end, tuple(entry.events))
+        return FileModel(entry.factory(), entry.t_end, tuple(entry.events), dict(entry.settings))
     suffix = Path(spec).suffix
     if suffix in (".toml", ".json"):
         return load_model_file(spec)
