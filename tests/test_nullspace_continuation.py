@@ -176,3 +176,15 @@ def test_fig_13_trajectories_of_bars_1_and_5(tmp_path):
     r = simulate(model, t_end=0.3, formulation="nullspace")
     assert independent_bodies(r, model) == ["bar1", "bar5"]
     assert body_trajectories(r, ["bar1", "bar5"], tmp_path / "f13.png").stat().st_size > 10_000
+
+
+def test_cli_basis_flow_and_continuation(tmp_path):
+    """`multibody run --formulation nullspace --basis flow|continuation` (paper 000 Sect. 2.4)."""
+    import json
+    from click.testing import CliRunner
+    from multibody.cli import main
+    for basis in ("flow", "continuation"):
+        out = CliRunner().invoke(main, ["run", "double-four-bar", "--formulation", "nullspace", "--basis", basis,
+                                        "--t-end", "0.3", "--out", str(tmp_path / f"{basis}.h5"), "--json"])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["basis"] == basis
