@@ -348,3 +348,25 @@ def test_lock_names_a_missing_pair():
 
     with pytest.raises(MultibodyError, match="no R, C or P pair crank-rod"):
         simulate(spatial_slider_crank(), t_end=0.1, events=(lock_pair_at(0.05, "crank-rod"),))
+
+
+def test_gimbal_lock_model():
+    """Built-in gimbal-lock: before the lock the gimbal turns at Omega and the spin s is steady
+    ((J_gz + J_perp) psi'' = 0 for a disc symmetric about its axis), the spin-axis pair carries the
+    gyroscopic moment J_x s Omega; the lock stops the gimbal, keeps the spin (no impulse about the disc
+    axis) and takes 1/2 (J_gz + J_perp) Omega^2 of kinetic energy (paper 002 eq. 24)."""
+    from multibody.models import MODELS
+    from multibody.models.spatial_mechanisms import GIMBAL as d
+
+    entry = MODELS["gimbal-lock"]
+    r = simulate(entry.factory(), t_end=0.8, events=entry.events, options=TIGHT)
+    Jx, Jp = d["mass"] * d["radius"] ** 2 / 2, d["mass"] * d["radius"] ** 2 / 4
+    before, after = r.t < d["t_lock"], r.t > d["t_lock"]
+    w_gimbal, w_disc = _omega(r.q, r.v, 0), _omega(r.q, r.v, 1)
+    spin = np.einsum("ki,ki->k", w_disc, r.q[:, 15:18])             # omega . d1 of the disc
+    assert np.max(np.abs(w_gimbal[before, 2] - d["rate"])) < 1e-8 and np.max(np.abs(w_gimbal[after])) < 1e-8
+    assert np.max(np.abs(spin - d["spin"])) < 1e-7
+    M = np.column_stack([r.column("reactions", f"spin-axis.on_disc.M{c}") for c in "xyz"])
+    assert np.max(np.abs(np.linalg.norm(M[before], axis=1) - Jx * d["spin"] * d["rate"])) < 1e-7
+    loss = r.events[0]["kinetic_energy_of_jump"]
+    assert loss == pytest.approx(0.5 * (d["gimbal_J"][2] + Jp) * d["rate"] ** 2, rel=1e-8)

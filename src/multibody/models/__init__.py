@@ -16,7 +16,7 @@ from .projective import four_bar_relative, physical_pendulum
 from .locking import PENDULUM_EVENTS, ROBOT_EVENTS, robot_emergency_stop, three_r_pendulum_locking
 from .nonholonomic_models import door_two_hinges, knife_edge_sled, mobile_robot
 from .spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage
-from .spatial_mechanisms import rssr_spring, spatial_slider_crank
+from .spatial_mechanisms import GIMBAL_EVENTS, gimbal_lock, rssr_spring, spatial_slider_crank
 
 
 @dataclass(frozen=True)
@@ -58,4 +58,5 @@ MODELS: dict[str, Entry] = {
     "knife-edge-sled": Entry(knife_edge_sled, 10.0),
     "spatial-slider-crank": Entry(spatial_slider_crank, 1.0),
     "rssr-spring": Entry(rssr_spring, 2.0, step=0.005),
+    "gimbal-lock": Entry(gimbal_lock, 1.0, GIMBAL_EVENTS),
 }
