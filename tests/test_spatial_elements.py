@@ -314,9 +314,12 @@ def test_physical_reactions_of_a_driven_rod():
     assert np.max(np.abs(r.column("reactions", "pin-driver.on_rod.My") + m * G * d * np.cos(th))) < 1e-10 * scale
     assert np.max(np.abs(r.column("reactions", "pin.on_rod.My") - m * G * d * np.cos(th))) < 1e-10 * scale
     assert np.max(np.abs(r.column("reactions", "pin.on_ground.Fz") + F[:, 2])) < 1e-12 * scale
-    # body frame: d1 along the rod, so the force along the rod is F . d1 = -m w^2 d - m g sin theta
-    axial = -m * om ** 2 * d - m * G * np.sin(th)
-    assert np.max(np.abs(r.column("reactions", "pin.on_rod.Fx_body") - axial)) < 1e-10 * scale
+    # joint frame {m1, m2, n} = {e1, -e3, e2} of the ground pin (director.complement): the driver's
+    # effort is M_n = -m g d cos theta, the pin's M_n = My, F_m1 = F . e1, F_m2 = -F . e3
+    assert np.max(np.abs(r.column("reactions", "pin-driver.on_rod.M_n") + m * G * d * np.cos(th))) < 1e-10 * scale
+    assert np.max(np.abs(r.column("reactions", "pin.on_rod.M_n") - m * G * d * np.cos(th))) < 1e-10 * scale
+    assert np.max(np.abs(r.column("reactions", "pin.on_rod.F_m1") - F[:, 0])) < 1e-12 * scale
+    assert np.max(np.abs(r.column("reactions", "pin.on_rod.F_m2") + F[:, 2])) < 1e-12 * scale
     assert np.all(r.column("reactions_unique", "pin.on_rod.Fx") == 1.0)
 
 
