@@ -425,3 +425,63 @@ def test_cylindrical_pair_torsion_spring_and_free_fall():
     assert np.max(np.abs(r.q[:, 2] - (1.0 - G * r.t ** 2 / 2))) < 1e-9
     theta = np.arctan2(r.q[:, 4], r.q[:, 3])            # d1 turns about e3 from e1
     assert np.max(np.abs(theta - th0 * np.cos(np.sqrt(k / Jz) * r.t) + th0)) < 1e-8
+
+
+def test_motors_on_an_imported_robot_match_pinocchio_inverse_dynamics(tmp_path):
+    """A model file drives both joints of the URDF double pendulum at constant rates (file key
+    [[drivers]], issue 23); the driver efforts -lam (torque on the child about the joint axis, with
+    dPhi/dtheta = 1) equal Pinocchio's recursive Newton-Euler torques tau = rnea(q, q', 0)
+    (Featherstone 2008, ch. 5) along the prescribed motion."""
+    pin = pytest.importorskip("pinocchio")
+    from pathlib import Path
+
+    from multibody.io.model_file import load_model_file
+
+    urdf = Path(__file__).parent / "data" / "two_link.urdf"
+    (tmp_path / "robot.urdf").write_text(urdf.read_text())
+    w1, w2 = 1.0, -2.0
+    path = tmp_path / "driven.toml"
+    path.write_text('format = "multibody-model/1"\nname = "driven"\nkind = "spatial"\nurdf = "robot.urdf"\n\n'
+                    f'[[drivers]]\njoint = "shoulder"\nmotion = {{ type = "constant-rate", start = 0.0, rate = {w1} }}\n\n'
+                    f'[[drivers]]\njoint = "elbow"\nmotion = {{ type = "constant-rate", start = 0.0, rate = {w2} }}\n')
+    model = load_model_file(path).model
+    r = simulate(model, t_end=0.5, options=TIGHT)
+    mp = pin.buildModelFromUrdf(str(urdf))
+    data = mp.createData()
+    tau = np.array([pin.rnea(mp, data, np.array([w1 * t, np.cos(w2 * t), np.sin(w2 * t)]), np.array([w1, w2]),
+                             np.zeros(2)) for t in r.t])
+    effort = -np.column_stack([r.column("multipliers", f"{j}-driver.theta") for j in ("shoulder", "elbow")])
+    np.testing.assert_allclose(effort, tau, rtol=0, atol=1e-8 * np.abs(tau).max())
+
+
+def test_model_file_rotational_spring_equals_the_builder(tmp_path):
+    """[[rotational_springs]] builds the builder's element: the same generalized forces and potential at
+    a state off the start; a driver on a spherical pair is refused naming its place in the file."""
+    from multibody.assembly import Workspace
+    from multibody.errors import MultibodyError
+    from multibody.io.model_file import load_model_file
+
+    th0, k = 0.3, 4.0
+    built, _, _ = _pendulum(th0, k, damping=0.2)
+    q0 = built.q0
+    D = q0[3:12].reshape(3, 3).T
+    path = tmp_path / "torsion.toml"
+    path.write_text('format = "multibody-model/1"\nname = "torsion-pendulum"\nkind = "spatial"\n'
+                    'gravity = [0.0, 0.0, -9.81]\n\n[[bodies]]\nname = "rod"\nmass = 1.5\n'
+                    f'inertia = [0.08, 0.08, 0.0001]\nposition = {q0[:3].tolist()}\ndirectors = {D.T.tolist()}\n\n'
+                    '[[joints]]\nname = "pin"\ntype = "revolute"\nbodies = ["ground", "rod"]\npoint = [0.0, 0.0, 0.0]\n'
+                    'axis = [0.0, 1.0, 0.0]\n\n'
+                    f'[[rotational_springs]]\nname = "spring"\njoint = "pin"\nstiffness = {k}\ndamping = 0.2\n'
+                    f'free_angle = {-th0}\n')
+    loaded = load_model_file(path).model
+    rng = np.random.default_rng(3)
+    q, v = q0 + 0.05 * rng.normal(size=12), rng.normal(size=12)
+    for model in (built, loaded):
+        assert model.forces[1].names == ("spring",)
+    np.testing.assert_allclose(Workspace(loaded).forces(0.0, q, v), Workspace(built).forces(0.0, q, v), atol=1e-14)
+    assert Workspace(loaded).potential(0.0, q) == pytest.approx(Workspace(built).potential(0.0, q), rel=1e-14)
+    path.write_text(path.read_text().replace('type = "revolute"', 'type = "spherical"').replace(
+        "[[rotational_springs]]", '[[drivers]]\njoint = "pin"\nmotion = { type = "polynomial", coefficients = [0.0] }'
+        '\n\n[[rotational_springs]]'))
+    with pytest.raises(MultibodyError, match=r"drivers\[0\]\.joint.*unknown revolute or prismatic or cylindrical"):
+        load_model_file(path)
