@@ -372,7 +372,7 @@ def test_gimbal_lock_model():
 
     entry = MODELS["gimbal-lock"]
     r = simulate(entry.factory(), t_end=0.6, events=entry.events, options=RunOptions(rtol=1e-9, atol=1e-11))
-    Jx, Jp = d["mass"] * d["radius"] ** 2 / 2, d["mass"] * d["radius"] ** 2 / 4
+    Jx, Jp = d["mass"] * d["radius"] ** 2 / 2, d["mass"] * (3 * d["radius"] ** 2 + d["thickness"] ** 2) / 12
     before, after = r.t < d["t_lock"], r.t > d["t_lock"]
     w_gimbal, w_disc = _omega(r.q, r.v, 0), _omega(r.q, r.v, 1)
     spin = np.einsum("ki,ki->k", w_disc, r.q[:, 15:18])             # omega . d1 of the disc

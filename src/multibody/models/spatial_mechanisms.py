@@ -88,8 +88,10 @@ def rssr_spring():
     return b.build()
 
 
-#: gimbal-lock data: disc mass, radius, spin s about e1; gimbal inertia about e3 and rate Omega; lock time
-GIMBAL = dict(mass=2.0, radius=0.1, spin=50.0, gimbal_mass=0.5, gimbal_J=(0.01, 0.01, 0.02), rate=2.0, t_lock=0.5)
+#: gimbal-lock data: disc (solid cylinder) mass, radius, thickness, spin s about e1; gimbal principal inertias
+#: (e3 the vertical) and rate Omega; lock time. No body is flat, so M is positive definite (eq. 23).
+GIMBAL = dict(mass=2.0, radius=0.1, thickness=0.02, spin=50.0, gimbal_mass=0.5, gimbal_J=(0.01, 0.012, 0.02),
+              rate=2.0, t_lock=0.5)
 GIMBAL_EVENTS = (lock_pair_at(GIMBAL["t_lock"], "gimbal-pin"),)
 
 
@@ -97,6 +99,7 @@ def gimbal_lock():
     """Balanced gyroscope whose gimbal (turning about the vertical) is locked at t = 0.5 s."""
     d = GIMBAL
     m, rho = d["mass"], d["radius"]
+    J_perp = m * (3 * rho ** 2 + d["thickness"] ** 2) / 12         # solid cylinder about a diameter
     b = SpatialModelBuilder("gimbal-lock", source="issue 23: gimbal lock (paper 002 constraint activation)")
     ring = 0.15 * np.column_stack([np.zeros(13), np.cos(np.linspace(0, 2 * np.pi, 13)),
                                    np.sin(np.linspace(0, 2 * np.pi, 13))])
@@ -104,7 +107,7 @@ def gimbal_lock():
                omega=(0, 0, d["rate"]), outline=ring)
     disc = np.column_stack([np.zeros(13), rho * np.cos(np.linspace(0, 2 * np.pi, 13)),
                             rho * np.sin(np.linspace(0, 2 * np.pi, 13))])
-    b.add_body("disc", mass=m, inertia=[m * rho ** 2 / 2, m * rho ** 2 / 4, m * rho ** 2 / 4], position=(0, 0, 0),
+    b.add_body("disc", mass=m, inertia=[m * rho ** 2 / 2, J_perp, J_perp], position=(0, 0, 0),
                omega=(d["spin"], 0, d["rate"]), outline=np.vstack([disc, [[0, 0, 0], [0.05, 0, 0]]]))
     b.revolute("gimbal-pin", None, "gimbal", point=(0, 0, 0), axis=(0, 0, 1))
     b.revolute("spin-axis", "gimbal", "disc", point=(0, 0, 0), axis=(1, 0, 0))
