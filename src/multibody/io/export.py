@@ -26,7 +26,7 @@ PLANAR_METHODS = ("__init__", "add_body", "add_bar", "add_point_mass", "revolute
                   "driver", "drive_coordinate", "knife_edge", "spring_damper", "hold", "set_velocity",
                   "add_configuration", "constraint", "pfaffian", "force", "torque")
 SPATIAL_METHODS = ("__init__", "add_body", "joint", "gravity", "spring_damper", "rotational_spring_damper", "driver",
-                   "force", "torque")
+                   "force", "torque", "constraint", "pfaffian", "hold")
 _PAIRS = {"S": "spherical", "R": "revolute", "C": "cylindrical", "P": "prismatic", "E": "planar"}
 
 
@@ -170,8 +170,8 @@ def _spatial(name, calls, model) -> dict:
         elif method in ("spring_damper", "rotational_spring_damper", "driver"):    # issue 23's elements
             _spatial_element(name, method, a, sections)
         elif method in SPATIAL_METHODS[4:]:
-            raise NotExpressible(f"model '{name}' uses SpatialModelBuilder.{method} with a Python callable: a model "
-                                 "file cannot express it (use a Python model file).")
+            raise NotExpressible(f"model '{name}' uses SpatialModelBuilder.{method}: a model file cannot express "
+                                 "it (use a Python model file).")
         elif method == "gravity":
             direction = np.asarray(a.get("direction", (0, 0, -1)), float)
             data["gravity"] = (a.get("g", 9.81) * direction / np.linalg.norm(direction)).tolist()

@@ -11,6 +11,11 @@ Joints are given at the initial configuration in global terms (joint point, axis
 them into body-frame components (eqs 79, 96, 97). ``body1`` may be None or "ground"; ``body2`` is the
 child in the kinematic tree that the reduced energy-momentum scheme walks from the ground or from a
 free root body, so list joints parent -> child.
+
+Elements (issue 23; frozen by :mod:`.director_elements`): spring-dampers and torsion spring-dampers
+(:mod:`.director_forces`), drivers of pair coordinates (:mod:`.director_drivers`), user forces and
+torques, user constraints and Pfaffian rows (:class:`~.constraints.Generic`,
+:class:`~.nonholonomic.GenericPfaffian`), held coordinates.
 """
 from __future__ import annotations
 
