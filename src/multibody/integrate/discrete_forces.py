@@ -63,8 +63,13 @@ class DiscreteForces:
             out = out + f.discrete(q0, q1, self.dt)
         for f in self.loads:
             flat = q1.reshape(-1, q1.shape[-1])
-            out = out + np.array([f.discrete(q0.astype(row.dtype), row, self.dt, t) for row in flat]
-                                 ).reshape(q1.shape)
+            try:
+                out = out + np.array([f.discrete(q0.astype(row.dtype), row, self.dt, t) for row in flat]
+                                     ).reshape(q1.shape)
+            except TypeError as exc:       # e.g. float() of a complex argument
+                raise MultibodyError(f"loads {', '.join(f.names)}: under the energy-momentum scheme the load "
+                                     "functions must accept complex q and v (complex-step Jacobians; NumPy "
+                                     f"functions do): {exc}") from None
         return out[..., :self.n]
 
     def residual(self, qn, dq, t=0.0):

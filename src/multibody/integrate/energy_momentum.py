@@ -6,7 +6,8 @@ Constrained scheme (eq. 10) with v_{n+1/2} = (v_n + v_{n+1})/2 eliminated:
     R_q = 2/dt M (q_{n+1} - q_n) - 2 M v_n + dt grad V + dt G(q_{n+1/2})^T lam = 0   (n rows)
     R_l = Phi(q_{n+1}) = 0                                                          (m rows)
 
-unknowns (q_{n+1}, lam). All constraints are at most quadratic, so the discrete Jacobian is
+unknowns (q_{n+1}, lam); springs, dampers and applied loads add -dt Q_bar to R_q
+(:mod:`multibody.integrate.discrete_forces`, issue 23), grad V being uniform gravity. All constraints are at most quadratic, so the discrete Jacobian is
 G(q_{n+1/2}) (eqs 38, 67) and the scheme conserves energy and the momentum maps of symmetries
 exactly, up to the Newton tolerance. The iteration matrix [[2/dt M + dt/2 sum lam_k H_k, dt G^T],
 [G, 0]] has singular values ~1/dt and ~dt^2, hence condition ~dt^-3 (Tables II-V).

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .constraints import ConstraintGroup, ConstraintValues
+from .director import QuadraticConstraints
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class AngleDriver(ConstraintGroup):
     H: np.ndarray = field(kw_only=True)
     g: np.ndarray = field(kw_only=True)
     c: np.ndarray = field(kw_only=True)
+    #: the driven (or locked) pair of each row, for the reactions in its joint frame
+    pairs: tuple[str, ...] = field(kw_only=True, default=())
 
     def forms(self, qe, ve):
         """(s, c) (k, 2), their Jacobians (k, 2, w) and rates (k, 2), and v^T H v (k, 2)."""
@@ -60,4 +63,11 @@ class AngleDriver(ConstraintGroup):
         return ConstraintValues(phi, C[:, None] * js - S[:, None] * jc, phi_t, gamma)
 
 
-__all__ = ["AngleDriver"]
+@dataclass(frozen=True)
+class SlideDriver(QuadraticConstraints):
+    """Slide rows u(q) - f(t) (QuadraticConstraints with motions) and the pair of each row."""
+
+    pairs: tuple[str, ...] = field(kw_only=True, default=())
+
+
+__all__ = ["AngleDriver", "SlideDriver"]

@@ -4,7 +4,10 @@
   deviations from the initial values (Figs 10, 13, 17, 23);
 - ``*-joints.png``: relative joint coordinates u, theta (theta unwrapped) over time (Figs 14, 18, 25);
 - ``*-snapshots3d.png``: the bodies' outlines at several instants in 3-D (Figs 12, 16, 24);
-- ``gyro-top-com.png``: x, z of the centre of mass against the analytic steady precession (Figs 8, 9).
+- ``gyro-top-com.png``: x, z of the centre of mass against the analytic steady precession (Figs 8, 9);
+- ``*-spatial-reactions.png`` (issue 23): magnitude of the force and of the moment (about the centre
+  of mass) that each pair exerts on its moving body (the ``reactions`` series), and each driver's
+  effort -lam (the torque about, or the force along, the driven axis on the child body).
 """
 from __future__ import annotations
 
@@ -111,6 +114,45 @@ def top_centre_of_mass(result: Result, path: Path) -> Path:
     ax.legend(fontsize=8)
     ax.set_title("gyro top: steady precession, numerical vs analytic (paper 004 Figs 8, 9)")
     return _save(fig, path)
+
+
+def spatial_reactions(result: Result, model, path: Path) -> Path | None:
+    """Issue 23's reactions figure (module docstring); None without a ``reactions`` series."""
+    if "reactions" not in result.series:
+        return None
+    plt = _pyplot()
+    labels = result.series["reactions"].labels
+    drivers = [lab for g in model.constraints if g.motions for lab in g.labels]
+    fig, axes = plt.subplots(3 if drivers else 2, 1, figsize=(8, 9 if drivers else 6), sharex=True)
+    for ax, kind, unit in ((axes[0], "F", "N"), (axes[1], "M", "N m")):
+        for lab in labels:
+            head, _, comp = lab.rpartition(".")
+            if comp != f"{kind}x" or ".on_ground" in head:
+                continue
+            cols = [result.column("reactions", f"{head}.{kind}{c}") for c in "xyz"]
+            ax.plot(result.t, np.sqrt(sum(c ** 2 for c in cols)), label=head.replace(".on_", " on "))
+        ax.set_ylabel(f"|{kind}| [{unit}]")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+    if drivers:
+        for lab in drivers:
+            axes[2].plot(result.t, -result.column("multipliers", lab), label=lab)
+        axes[2].set_ylabel("driver effort -lam [N m or N]")
+        axes[2].grid(alpha=0.3)
+        axes[2].legend(fontsize=7)
+    axes[-1].set_xlabel("t [s]")
+    fig.suptitle(f"{result.summary.get('model', '')}: joint reactions on the moving bodies")
+    return _save(fig, path)
+
+
+def lagrange_figures(result: Result, model, directory) -> list[Path]:
+    """Spatial figures of a run without the energy-momentum stepper: 3-D snapshots and reactions."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    name = result.summary.get("model", "run")
+    paths = [snapshots3d(result, model, d / f"{name}-snapshots3d.png"),
+             spatial_reactions(result, model, d / f"{name}-spatial-reactions.png")]
+    return [p for p in paths if p is not None]
 
 
 def spatial_figures(result: Result, model, directory) -> list[Path]:
