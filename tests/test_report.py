@@ -82,3 +82,30 @@ def test_report_without_plotly_names_the_extra(tmp_path, monkeypatch):
                         if name.startswith("plotly") else real(name, *a, **k))
     res = CliRunner().invoke(main, ["run", "pendulum", "--report", str(tmp_path / "r.html")])
     assert res.exit_code == 2 and "multibody[report]" in res.output
+
+
+def test_analyze_html_draws_the_admissible_motions(tmp_path):
+    """Double four-bar at its singular configuration (paper 000 Sect. 3.2: all bars horizontal): n 15, m 14,
+    rank 12, so 15 - 12 = 3 admissible motions, each drawn on the mechanism; 14 - 12 = 2 redundant rows."""
+    out = tmp_path / "a.html"
+    res = CliRunner().invoke(main, ["analyze", "double-four-bar", "--configuration", "singular", "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    assert "<td>rank</td><td>12</td>" in page and "<td>redundancy</td><td>2</td>" in page
+    assert page.count("<svg") == 3 and page.count("admissible motion T") == 3
+    assert not re.search(r"<script[^>]*\bsrc=|<link\b|<img[^>]*src=.http", page)     # nothing fetched
+
+
+def test_criterion_html_table_and_figure(tmp_path):
+    out = tmp_path / "c.html"
+    res = CliRunner().invoke(main, ["criterion", "four-bar-relative", "--sweep", "alpha1", "0", "3.1416", "5",
+                                    "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    assert page.count("<tr>") == 1 + 5 and "data:image/png;base64," in page       # header + 5 sweep points
+
+
+@pytest.mark.parametrize("command", [["analyze", "four-bar"], ["criterion", "four-bar"]])
+def test_findings_html_bad_path(tmp_path, command):
+    res = CliRunner().invoke(main, [*command, "--html", str(tmp_path / "x.pdf")])
+    assert res.exit_code == 2 and "unknown file type" in res.output
