@@ -138,3 +138,22 @@ def test_large_report_small_and_quick(browser, shots, tmp_path):
     assert errors == [] and requests == []
     print(f"81 bars: {path.stat().st_size / 1e6:.1f} MB, loads {loads} ms")
     assert statistics.median(loads) < 3000
+
+
+def test_analysis_page_in_chromium(browser, shots, tmp_path):
+    """analyze --html: the admissible motions (3 at the double four-bar's singular configuration) are drawn
+    as inline SVG that the browser renders, without console errors or network requests."""
+    from click.testing import CliRunner
+
+    from multibody.cli import main
+
+    out = tmp_path / "analysis.html"
+    res = CliRunner().invoke(main, ["analyze", "double-four-bar", "--configuration", "singular", "--html", str(out)])
+    assert res.exit_code == 0, res.output
+    page, errors, requests = _open(browser, out)
+    svgs = page.locator("svg")
+    assert svgs.count() == 3
+    for i in range(3):
+        svgs.nth(i).scroll_into_view_if_needed()
+        assert not _blank(svgs.nth(i).screenshot(path=str(shots / f"analysis-motion-{i + 1}.png")))
+    assert errors == [] and requests == []

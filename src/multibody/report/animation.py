@@ -61,7 +61,7 @@ class Animation:
         fig, r = self.fig, self.result
         grid = fig.add_gridspec(2, 1, height_ratios=(8, 1), hspace=0.35)
         self.ax = fig.add_subplot(grid[0], projection="3d" if self.scene.three_d else None)
-        self.scene.draw(self.ax, r.q[self.idx[0]], "0.8")      # the start, faint, stays
+        self.scene.draw(self.ax, r.q[self.idx[0]], "0.8", muted=True)      # the start, faint, stays
         self.ax.plot([], [], color="0.8", lw=2, label=f"start (t = {r.t[0]:.3g} s)")
         self.scene.finish(self.ax, f"{r.summary.get('model', '')} ({r.summary.get('formulation', '')}, "
                                    f"{r.summary.get('integrator', '')})")

@@ -57,7 +57,8 @@ class PlanarScene:
                for b in self.model.bodies]
         return np.vstack(out) if out else np.zeros((0, 2))
 
-    def draw(self, ax, q, color, locked=()):
+    def draw(self, ax, q, color, locked=(), muted=False):
+        """The mechanism at q in ``color`` with the locked joints marked (``muted``: one colour anyway)."""
         def paint():
             if self.model.bodies:
                 draw_mechanism(ax, self.model, q, color=color)
@@ -128,13 +129,14 @@ class SpatialScene:
                 lst.append(arr)
         return [np.vstack(x) if x else np.zeros((0, 3)) for x in out]
 
-    def draw(self, ax, q, color, locked=()):
+    def draw(self, ax, q, color, locked=(), muted=False):
+        """The bodies at q in ``color``; the directors in their own colours unless ``muted``."""
         def paint():
             phi, D = self._frames(q)
             for b in range(len(self.bodies.names)):
                 for i, c in enumerate(DIRECTOR_COLORS):
                     seg = np.array([phi[b], phi[b] + self.scale * D[b][:, i]])
-                    ax.plot(*seg.T, color=c, lw=2)
+                    ax.plot(*seg.T, color=color if muted else c, lw=2)
                 outline = self.bodies.outlines[b] if b < len(self.bodies.outlines) else None
                 if outline is not None:
                     pts = phi[b] + np.asarray(outline) @ D[b].T
