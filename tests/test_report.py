@@ -109,3 +109,15 @@ def test_criterion_html_table_and_figure(tmp_path):
 def test_findings_html_bad_path(tmp_path, command):
     res = CliRunner().invoke(main, [*command, "--html", str(tmp_path / "x.pdf")])
     assert res.exit_code == 2 and "unknown file type" in res.output
+
+
+def test_energy_balance_of_a_driven_run():
+    """The driven slider-crank gains the work its driver does (simulation.work): E(t) - E(0) - W(t) = 0 up to
+    the integration error, while E(t) - E(0) itself is not small."""
+    from multibody.report.figures import energy_balance
+
+    result = simulate(MODELS["slider-crank"].factory(), t_end=1.0, options=RunOptions(rtol=1e-9, atol=1e-11))
+    balance, label = energy_balance(result)
+    e = result["energy"][:, 2]
+    assert "W(t)" in label and np.ptp(e) > 0.1 * np.abs(result["energy"]).max()
+    assert np.abs(balance).max() < 1e-5 * np.abs(result["energy"]).max()

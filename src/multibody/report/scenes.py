@@ -48,6 +48,8 @@ class PlanarScene:
         corners = [self._body_points(q) for q in q_frames] + polylines + [ground_points(model)]
         allp = np.vstack([c for c in corners if len(c)])
         self.lo, self.hi = allp.min(axis=0), allp.max(axis=0)
+        width, height = np.maximum(self.hi - self.lo, 1e-9 * max(1.0, model.length_scale))
+        self.aspect = float(width / height)      # a wide mechanism gets a wide, low figure
 
     def _body_points(self, q):
         from ..linalg.rotations import rotate
@@ -98,7 +100,7 @@ class PlanarScene:
 class SpatialScene:
     """Director frames, outlines, links to the joint points, joint axes (R, C, P, E pairs) and ground pivots."""
 
-    three_d = True
+    three_d, aspect = True, 1.0
 
     def __init__(self, model, bodies: SpatialBodies, q_frames):
         self.model, self.bodies = model, bodies
