@@ -121,3 +121,16 @@ def test_energy_balance_of_a_driven_run():
     e = result["energy"][:, 2]
     assert "W(t)" in label and np.ptp(e) > 0.1 * np.abs(result["energy"]).max()
     assert np.abs(balance).max() < 1e-5 * np.abs(result["energy"]).max()
+
+
+def test_nullspace_crossings_listed_once_with_their_motions_drawn():
+    """A nullspace run of the double four-bar finds each singular configuration twice (its own event and the
+    crossing monitor of issue 12): one row each. There n - rank = 15 - 12 = 3 admissible motions (paper 000
+    Sect. 3.2): the continuing one and 2 new ones, each drawn on the mechanism."""
+    model = MODELS["double-four-bar"].factory()
+    result = simulate(model, t_end=1.5, formulation="nullspace", options=RunOptions(output_step=0.05))
+    page = report_html(result, None, "", model)
+    events = page[page.index("<h3>Singular crossings"):page.index("<h3>Locks")]
+    assert events.count("<td>12</td><td>14</td><td>2</td>") == 2          # 0.714 s and 1.228 s, once each
+    assert page.count("continuing motion 1") == 2 and page.count("new motion 2") == 2
+    assert events.count("<svg") == 2 * 3
