@@ -131,7 +131,7 @@ def report_html(result, animation_html: str | None, note: str = "", model=None) 
     title = html.escape(str(result.summary.get("model", "run")))
     anim = animation_html or f"<p class='note'>no animation: {html.escape(note)}</p>"
     return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{title}: multibody report</title>"
-            f"<style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>"
+            f"<style>{_CSS}</style><script type='text/plain' id='mb-plotly'>{get_plotlyjs()}</script></head><body>"
             f"<h1>{title}: multibody run report</h1>{summary_section(result)}{events_section(result, model)}"
             f"<h2>Animation</h2><div id='animation'>{anim}</div>"
             f"<h2>Series</h2><p class='note'>Long runs are decimated for display (min/max envelope of "
@@ -139,13 +139,21 @@ def report_html(result, animation_html: str | None, note: str = "", model=None) 
             f"{uniqueness_section(result)}{body}<script>{_LAZY}</script></body></html>\n")
 
 
-#: each figure is drawn by Plotly.newPlot when it comes near the window (IntersectionObserver): the page
-#: opens at once even with a thousand curves, and a figure scrolled to is drawn within a frame
+#: each figure is drawn by Plotly.newPlot when it comes near the window (IntersectionObserver), and plotly's
+#: JavaScript (inlined as text) is compiled before the first one: the page opens at once even with a thousand
+#: curves, and the figures below the summary, events and animation are drawn as they are scrolled to
 _LAZY = """(function () {
   const config = {responsive: true, displaylogo: false};
+  function ensurePlotly() {
+    if (window.Plotly) return;
+    const s = document.createElement("script");
+    s.textContent = document.getElementById("mb-plotly").textContent;
+    document.head.appendChild(s);
+  }
   function draw(div) {
     if (div.dataset.drawn) return;
     div.dataset.drawn = "1";
+    ensurePlotly();
     const spec = JSON.parse(document.getElementById("spec-" + div.id).textContent);
     Plotly.newPlot(div, spec.data, spec.layout, config);
   }
