@@ -48,11 +48,15 @@ def _lines(fig, t, y, labels, row=None, dashed=(), **kw):
     go = plotly()
     if y.shape[1] > LEGEND_MAX:
         kw["showlegend"] = False
+    from plotly.colors import qualitative
+
+    colors = qualitative.Plotly          # by column: a coordinate has the same colour in the q and v panels
     for j, idx in enumerate(envelope(y, max(60, min(MAX_POINTS, PANEL_POINTS // max(y.shape[1], 1))))):
         name = labels[j] + (" (not unique)" if j in dashed else "")
+        line = dict(dash="dash" if j in dashed else "solid", width=1.5, color=colors[j % len(colors)])
         fig.add_trace(go.Scatter(x=t[idx].astype(np.float32), y=y[idx, j].astype(np.float32), name=name,
-                                   mode="lines", line=dict(dash="dash" if j in dashed else "solid", width=1.5),
-                                   legendgroup=labels[j], **kw), row=row, col=1 if row else None)
+                                 mode="lines", line=line, legendgroup=labels[j], **kw),
+                      row=row, col=1 if row else None)
 
 
 def _figure(title, rows=1, ytitles=("",), log=False, result=None):
