@@ -68,9 +68,13 @@ def joints(result: Result, path: Path) -> Path | None:
 
 
 def snapshots3d(result: Result, model, path: Path, times=None, count: int = 6) -> Path | None:
+    """The bodies' outlines at several instants; bodies without outlines by their director frames, links and
+    joint axes (report.scenes.SpatialScene, issue 15)."""
     bodies = next((g for g in model.constraints if isinstance(g, SpatialBodies)), None)
-    if bodies is None or not any(o is not None for o in bodies.outlines):
+    if bodies is None:
         return None
+    if not any(o is not None for o in bodies.outlines):
+        return _frame_snapshots(result, model, path, times, count)
     plt = _pyplot()
     fig = plt.figure(figsize=(8, 7))
     ax = fig.add_subplot(projection="3d")
@@ -96,6 +100,24 @@ def snapshots3d(result: Result, model, path: Path, times=None, count: int = 6) -
     ax.set_zlabel("z")
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title(f"{result.summary.get('model', '')}: snapshots")
+    return _save(fig, path)
+
+
+def _frame_snapshots(result, model, path, times, count) -> Path:
+    """Snapshots of a spatial model without outlines: each body's director frame, the links to its joints, the
+    joint axes and the ground pivots, the mechanism coloured by time."""
+    from ..report.scenes import scene_for
+
+    plt = _pyplot()
+    idx = (np.linspace(0, len(result.t) - 1, count).astype(int) if times is None
+           else [int(np.argmin(np.abs(result.t - t))) for t in times])
+    scene = scene_for(model, result.q[idx])
+    fig = plt.figure(figsize=(8, 7))
+    ax = fig.add_subplot(projection="3d")
+    for c, k in zip(plt.cm.viridis(np.linspace(0, 1, len(idx))), idx):
+        scene.draw(ax, result.q[k], c)
+        ax.plot([], [], color=c, label=f"t = {result.t[k]:.3g} s")
+    scene.finish(ax, f"{result.summary.get('model', '')}: snapshots (director frames d1, d2, d3)")
     return _save(fig, path)
 
 

@@ -48,6 +48,8 @@ class PlanarScene:
         corners = [self._body_points(q) for q in q_frames] + polylines + [ground_points(model)]
         allp = np.vstack([c for c in corners if len(c)])
         self.lo, self.hi = allp.min(axis=0), allp.max(axis=0)
+        width, height = np.maximum(self.hi - self.lo, 1e-9 * max(1.0, model.length_scale))
+        self.aspect = float(width / height)      # a wide mechanism gets a wide, low figure
 
     def _body_points(self, q):
         from ..linalg.rotations import rotate
@@ -57,7 +59,8 @@ class PlanarScene:
                for b in self.model.bodies]
         return np.vstack(out) if out else np.zeros((0, 2))
 
-    def draw(self, ax, q, color, locked=()):
+    def draw(self, ax, q, color, locked=(), muted=False):
+        """The mechanism at q in ``color`` with the locked joints marked (``muted``: one colour anyway)."""
         def paint():
             if self.model.bodies:
                 draw_mechanism(ax, self.model, q, color=color)
@@ -97,7 +100,7 @@ class PlanarScene:
 class SpatialScene:
     """Director frames, outlines, links to the joint points, joint axes (R, C, P, E pairs) and ground pivots."""
 
-    three_d = True
+    three_d, aspect = True, 1.0
 
     def __init__(self, model, bodies: SpatialBodies, q_frames):
         self.model, self.bodies = model, bodies
@@ -128,13 +131,14 @@ class SpatialScene:
                 lst.append(arr)
         return [np.vstack(x) if x else np.zeros((0, 3)) for x in out]
 
-    def draw(self, ax, q, color, locked=()):
+    def draw(self, ax, q, color, locked=(), muted=False):
+        """The bodies at q in ``color``; the directors in their own colours unless ``muted``."""
         def paint():
             phi, D = self._frames(q)
             for b in range(len(self.bodies.names)):
                 for i, c in enumerate(DIRECTOR_COLORS):
                     seg = np.array([phi[b], phi[b] + self.scale * D[b][:, i]])
-                    ax.plot(*seg.T, color=c, lw=2)
+                    ax.plot(*seg.T, color=color if muted else c, lw=2)
                 outline = self.bodies.outlines[b] if b < len(self.bodies.outlines) else None
                 if outline is not None:
                     pts = phi[b] + np.asarray(outline) @ D[b].T
