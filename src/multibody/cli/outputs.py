@@ -16,9 +16,9 @@ def plan_run_outputs(out, csv_path, plot_dir) -> Outputs:
     """Check --out, --csv and --plot before anything runs (exit 2 naming the option and the path)."""
     outputs = Outputs()
     outputs.file("--out", out, HDF5_SUFFIXES)
-    if csv_path:
+    if csv_path is not None:
         outputs.file("--csv", csv_path, (".csv", ".txt"))
-    if plot_dir:
+    if plot_dir is not None:
         outputs.directory("--plot", plot_dir)
     return outputs
 

@@ -314,7 +314,7 @@ def _finite(x, size, what, model):
 
 def _positive(x, what):
     try:
-        ok = np.isfinite(float(x)) and float(x) > 0
+        ok = np.isfinite(float(x)) and float(x) >= np.finfo(float).tiny   # a subnormal: 1/x overflows
     except (TypeError, ValueError):
         ok = False
     if not ok:
