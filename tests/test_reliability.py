@@ -29,7 +29,7 @@ def _cli(*args):
 
 @pytest.mark.parametrize("args, words", [
     (["--atol", "1e-320"], "atol"), (["--rtol", "1e-17"], "rtol"),
-    (["--integrator", "generalized-alpha", "--step", "1e-300"], "1e+299 steps"),
+    (["--integrator", "generalized-alpha", "--step", "1e-300"], "5e+298 steps"),
     (["--integrator", "rk4", "--step", "1e300"], "longer than the run"),
 ])
 def test_options_out_of_range(tmp_path, args, words):
