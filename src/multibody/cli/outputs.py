@@ -21,9 +21,9 @@ def plan_run_outputs(out, csv_path, plot_dir, report_path=None) -> Outputs:
         plotly()
         outputs.file("--report", report_path, (".html", ".htm"))
     outputs.file("--out", out, HDF5_SUFFIXES)
-    if csv_path:
+    if csv_path is not None:
         outputs.file("--csv", csv_path, (".csv", ".txt"))
-    if plot_dir:
+    if plot_dir is not None:
         outputs.directory("--plot", plot_dir)
     return outputs
 

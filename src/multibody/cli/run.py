@@ -59,10 +59,10 @@ PLOT_STATES = 500
 @click.option("--eliminate", default="", metavar="ROWS",
               help="lagrange: comma-separated constraint rows (e.g. 'C.y,W4.normal') eliminated as redundant "
                    "(paper 003 Sect. 3.1; their reactions become zero); default: minimum-norm multipliers.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None,
+@click.option("--out", default=None, metavar="PATH",
               help="Result file (HDF5; default MODEL.h5 in the current directory).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also export CSV.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--csv", "csv_path", default=None, metavar="PATH", help="Also export CSV.")
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write PNG figures into this directory. Without --output-times/--output-step/"
                    "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
                    "curves are smooth, when the integrator has a dense output (not for --formulation nullspace, "
@@ -101,6 +101,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
                          rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
+    _check_with_origin(options, t_end, model, source.settings)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
     form_opts = ({"stabilization": Stabilization(stabilization)}
                  if formulation in ("lagrange", "projection") and continuous else {})
@@ -136,6 +137,20 @@ def suggested(settings: dict, **given):
         from_default = ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT
         out.append(settings[name] if from_default and name in settings else value)
     return out
+
+
+def _check_with_origin(options, t_end, model: str, settings: dict) -> None:
+    """The run options checked before the run; a bad value that came from the model file's [simulation]
+    table is reported as the file's (issue 17)."""
+    from ..simulation.options import check_options
+
+    try:
+        check_options(options, 0.0, t_end)
+    except MultibodyError as exc:
+        if not settings:
+            raise
+        raise MultibodyError(f"{exc} (the model file '{model}' suggests in its [simulation] table: "
+                             f"{', '.join(f'{k} = {v!r}' for k, v in settings.items())})") from None
 
 
 def _times(text: str) -> tuple:

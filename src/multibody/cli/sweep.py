@@ -34,7 +34,7 @@ SWEEP_SUFFIXES = (".csv", ".h5", ".hdf5")
 @click.option("--tls-cert", default=None, metavar="PEM", help="With --scheduler tls://...: this client's certificate.")
 @click.option("--tls-key", default=None, metavar="PEM", help="With --scheduler tls://...: this client's private key.")
 @click.option("--batch-size", type=int, default=None, help="Scenarios per Dask task (default: automatic).")
-@click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--out", "outs", multiple=True, metavar="PATH",
               help="Result table: .csv and/or .h5 (repeatable; default MODEL-sweep.csv).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and the rows as one JSON object.")
 def sweep_cmd(model, params, t_end, rtol, atol, integrator, formulation, workers, scheduler, batch_size, outs,

@@ -46,7 +46,10 @@ def merge_urdf(data: dict, folder: Path) -> dict:
     file's own gravity, if given, replaces the URDF's."""
     from .urdf import urdf_data
 
-    base = urdf_data(folder / data["urdf"], data.get("urdf_joints"))
+    try:
+        base = urdf_data(folder / data["urdf"], data.get("urdf_joints"))
+    except MultibodyError as exc:     # name the model file that points to the URDF (issue 17)
+        raise type(exc)(f"urdf = {data['urdf']!r} of the model file in '{folder}': {exc}") from None
     merged = {k: v for k, v in data.items() if k not in ("urdf", "urdf_joints")}
     merged["bodies"] = base["bodies"] + data.get("bodies", [])
     merged["joints"] = base["joints"] + data.get("joints", [])

@@ -62,8 +62,13 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     in the CLI. The summary's ``backend`` says which path computed the right-hand sides: "compiled"
     (multibody.fast) or "numpy" (the reference path)."""
     with blas_threads():
-        return _simulate(model, t_end, t_start, formulation, options, formulation_options or {}, progress,
-                         events, transition)
+        try:
+            return _simulate(model, t_end, t_start, formulation, options, formulation_options or {}, progress,
+                             events, transition)
+        except SimulationError as exc:     # every failure of a run names its model (issue 17)
+            if f"'{model.name}'" in str(exc):
+                raise
+            raise type(exc)(f"model '{model.name}': {exc}") from None
 
 
 def blas_threads():
