@@ -50,4 +50,5 @@ def make_formulation(name: str, model: Model, **options) -> Formulation:
     except TypeError as exc:     # an option passed on to another class (projection -> Lagrange)
         if "unexpected keyword argument" not in str(exc):
             raise
-        raise MultibodyError(f"formulation '{name}': {str(exc).split('__init__() ')[-1]}.") from None
+        option = str(exc).rpartition("unexpected keyword argument ")[2]
+        raise MultibodyError(f"formulation '{name}' has no option {option}.") from None
