@@ -55,6 +55,14 @@ def _blank(png: bytes) -> bool:
     return a.std() < 5.0 or len(np.unique(a)) < 4
 
 
+def _changed_pixels(png_a: bytes, png_b: bytes) -> int:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png_a)) as a, Image.open(io.BytesIO(png_b)) as b:
+        diff = np.abs(np.asarray(a.convert("L"), float) - np.asarray(b.convert("L"), float))
+    return int(np.count_nonzero(diff > 30))
+
+
 def _open(browser, path):
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     errors, requests = [], []
@@ -73,6 +81,17 @@ def _check_plots(page):
         div = page.locator("div.plot").nth(i)
         div.scroll_into_view_if_needed()
         div.locator(".main-svg").first.wait_for(timeout=20_000)
+        if "plot3d" in (div.get_attribute("class") or ""):           # WebGL: the canvas shows the bodies
+            canvas = div.locator(".gl-container canvas").first
+            canvas.wait_for(timeout=20_000)
+            page.wait_for_timeout(500)
+            shown = canvas.screenshot()
+            div.evaluate("d => Plotly.restyle(d, 'visible', 'legendonly')")   # the same view without the bodies
+            page.wait_for_timeout(500)
+            hidden = canvas.screenshot()
+            div.evaluate("d => Plotly.restyle(d, 'visible', true)")
+            assert _changed_pixels(shown, hidden) > 200, f"3-D view {i} draws no bodies"
+            continue
         lengths = div.evaluate("d => Array.from(d.querySelectorAll('.scatterlayer path.js-line'))"
                                ".map(p => (p.getAttribute('d') || '').length)")
         assert lengths and max(lengths) > 50, f"figure {i} has no drawn curve"
@@ -101,6 +120,10 @@ def test_report_in_chromium(name, browser, shots, tmp_path):
     load_ms = page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
     page.screenshot(path=str(shots / f"{name}-report-top.png"))
     n = _check_plots(page)
+    assert page.locator("div.plot3d").count() == (name == "gyro-top")     # the interactive 3-D view
+    if name == "gyro-top":
+        page.locator("div.plot3d").scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / f"{name}-report-view3d.png"))
     assert page.locator("#animation img").count() == 1
     marks = markers(result)
     idx = frame_indices(result.t, FRAMES, [m.t for m in marks])

@@ -125,6 +125,7 @@ def report_html(result, animation_html: str | None, note: str = "", model=None) 
     from plotly.offline import get_plotlyjs
 
     figs = all_figures(result)
+    view = _view(result, model)
     body = "".join(f"<div class='figure plot' id='plot-{i}' style='min-height:{f.layout.height}px'></div>"
                    f"<script type='application/json' id='spec-plot-{i}'>{_safe_json(f.to_json())}</script>"
                    for i, f in enumerate(figs))
@@ -133,7 +134,7 @@ def report_html(result, animation_html: str | None, note: str = "", model=None) 
     return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{title}: multibody report</title>"
             f"<style>{_CSS}</style><script type='text/plain' id='mb-plotly'>{get_plotlyjs()}</script></head><body>"
             f"<h1>{title}: multibody run report</h1>{summary_section(result)}{events_section(result, model)}"
-            f"<h2>Animation</h2><div id='animation'>{anim}</div>"
+            f"<h2>Animation</h2><div id='animation'>{anim}</div>{view}"
             f"<h2>Series</h2><p class='note'>Long runs are decimated for display (min/max envelope of "
             f"{len(result.t)} stored states); red dashed lines: singular crossings, black: locks/events.</p>"
             f"{uniqueness_section(result)}{body}<script>{_LAZY}</script></body></html>\n")
@@ -155,7 +156,7 @@ _LAZY = """(function () {
     div.dataset.drawn = "1";
     ensurePlotly();
     const spec = JSON.parse(document.getElementById("spec-" + div.id).textContent);
-    Plotly.newPlot(div, spec.data, spec.layout, config);
+    Plotly.newPlot(div, {data: spec.data, layout: spec.layout, frames: spec.frames || [], config: config});
   }
   const plots = document.querySelectorAll("div.plot");
   if (!("IntersectionObserver" in window)) { plots.forEach(draw); return; }
@@ -164,6 +165,17 @@ _LAZY = """(function () {
   }, {rootMargin: "300px"});
   plots.forEach(function (d) { seen.observe(d); });
 })();"""
+
+
+def _view(result, model) -> str:
+    """The interactive 3-D view of a spatial model (:mod:`.view3d`), drawn lazily like the figures."""
+    from .view3d import spatial_view
+
+    fig = spatial_view(result, model) if model is not None else None
+    if fig is None:
+        return ""
+    return (f"<div class='figure plot plot3d' id='plot-view3d' style='min-height:{fig.layout.height}px'></div>"
+            f"<script type='application/json' id='spec-plot-view3d'>{_safe_json(fig.to_json())}</script>")
 
 
 def _safe_json(text: str) -> str:
