@@ -121,7 +121,9 @@ class ContinuationNullSpace(NullSpace):
     def rhs(self, t, y):
         self.nfev += 1
         n = self.model.n
-        xdot, _, z, *_ = self._chart_dynamics(t, y[:n], y[n:], self._chart)
+        # the chart of the step containing t: a stepper's dense output may evaluate stages of a step after its
+        # after_step (dop853's extra stages), in that step's chart
+        xdot, _, z, *_ = self._chart_dynamics(t, y[:n], y[n:], self._chart_at(t))
         return np.concatenate([xdot, z])
 
     def accelerations(self, t, q, v):
