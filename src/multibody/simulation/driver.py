@@ -164,6 +164,8 @@ def advance(model: Model, form: Formulation, stepper):
         step = stepper.step()
         if getattr(stepper, "constrained", False):
             return step, None, None
+        if form.rhs_changes_after_step and getattr(step, "dense", None) is not None:
+            step.dense(step.t_old)      # DOP853's extra stages (computed lazily) with this step's equations
         before = np.concatenate(form.split(step.t, step.y))
         y_new = form.after_step(step.t, step.y)
         return step, y_new, None if y_new is None else before
