@@ -130,7 +130,7 @@ def _text(table: CriterionTable) -> str:
 @click.argument("model")
 @click.option("--sweep", nargs=4, type=(str, float, float, int), default=None,
               metavar="COORD START STOP N", help="Hold COORD at N values from START to STOP.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write the figure (paper 001 Fig. 3 style) into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def criterion_cmd(model, sweep, plot_dir, as_json):
@@ -138,7 +138,7 @@ def criterion_cmd(model, sweep, plot_dir, as_json):
     best independent coordinates of MODEL, with the geometry-only (M = I) choice for comparison."""
     from ..io.model_source import load_model
 
-    if plot_dir:
+    if plot_dir is not None:
         check_dir("--plot", plot_dir)
     mdl, _ = load_model(model)
     table = criterion_table(mdl, sweep)
