@@ -107,3 +107,28 @@ def test_hostile_outputs_of_other_commands(command, kind):
         res = invoke([*args, path])
         assert count("other commands' outputs", check_contract(res, culprits=[option])) == "user error", res.output
         assert not [p for p in d.rglob("*") if ".mbtmp-" in p.name]
+
+
+def _event(kind, t, coords, value) -> str:
+    return f"{kind}@{t}:" + ",".join(c + (f"={value}" if kind == "impulse" else "") for c in coords)
+
+
+event_specs = st.builds(
+    _event,
+    st.sampled_from(["lock", "release", "impulse", "lok", ""]),
+    st.sampled_from(["0.01", "0", "-1", "nan", "inf", "1e308", "abc", "", "0.02"]),
+    st.lists(st.sampled_from(["x", "z", "nope", "", "x "]), max_size=3),
+    st.sampled_from(["1", "nan", "abc", "", "1e308"]))
+
+
+@FUZZ
+@given(st.lists(event_specs, min_size=1, max_size=2), st.sampled_from(["pendulum", "three-r-pendulum-locking"]))
+def test_event_options(specs, model):
+    """--event KIND@T:WHAT with bad kinds, times, coordinates and values: run or one message naming it."""
+    args = ["run", model, "--t-end", "0.02"]
+    for spec in specs:
+        args += ["--event", spec]
+    with scratch() as d:
+        res = invoke(args + ["--out", str(d / "r.h5")])
+    culprits = ["event", "impulse", "lock", "release", "coordinate", *[s.split("@")[0] for s in specs]]
+    count("event options", check_contract(res, culprits=[c for c in culprits if c]))
