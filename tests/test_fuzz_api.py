@@ -114,8 +114,9 @@ def test_simulate_options(fields, t_end, formulation, form_opts):
 
 
 @fuzz_settings(0.5)
-@given(st.one_of(st.integers(1, 3), junk), fair, st.one_of(st.lists(st.floats(-1, 1), min_size=1, max_size=3).map(tuple),
-                                                        vectors), st.lists(st.one_of(st.integers(0, 2), junk), max_size=2).map(tuple))
+@given(st.one_of(st.integers(1, 3), junk), fair,
+       st.one_of(st.lists(st.floats(-1, 1), min_size=1, max_size=3).map(tuple), vectors),
+       st.lists(st.one_of(st.integers(0, 2), junk), max_size=2).map(tuple))
 def test_matrix_system_and_chain(n, mass, q0, hold):
     size = n if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 4 else 2
     names = [f"c{i}" for i in range(size)]

@@ -83,3 +83,52 @@ def test_data_model_files(case):
         res = invoke(["run", str(path), "--t-end", "0.02", "--out", str(d / "r.h5")])
     name = next(line[7:].strip('"') for line in text.splitlines() if line.startswith("name = "))
     count("data model files", check_contract(res, culprits=[example.name, f"model '{name}'", "urdf ="]))
+
+
+OTHER_OUTPUTS = {   # the output option of the other commands, with a command line that is otherwise fine
+    "criterion --plot": (["criterion", "pendulum", "--plot"], "--plot", ".h5"),
+    "modes --plot": (["modes", "pendulum", "--plot"], "--plot", ".h5"),
+    "kinematics --out": (["kinematics", "slider-crank", "--t-end", "0.01", "--out"], "--out", ".h5"),
+    "export --out": (["export", "pendulum", "--out"], "--out", ".toml"),
+    "sweep --out": (["sweep", "pendulum", "--param", "mass=1,2", "--out"], "--out", ".csv"),
+}
+
+
+@FUZZ
+@given(st.sampled_from(sorted(OTHER_OUTPUTS)),
+       st.sampled_from(["under a file", "in /proc", "in /sys", "device", "device by link", "directory",
+                        "long name", "NUL", "empty"]))
+def test_hostile_outputs_of_other_commands(command, kind):
+    """Refused before anything runs (a sweep never starts its cluster), naming the option."""
+    args, option, suffix = OTHER_OUTPUTS[command]
+    with scratch() as d:
+        paths = hostile_paths(d, suffix)
+        path = str(d / "afile") if option == "--plot" and kind == "directory" else paths[kind]
+        res = invoke([*args, path])
+        assert count("other commands' outputs", check_contract(res, culprits=[option])) == "user error", res.output
+        assert not [p for p in d.rglob("*") if ".mbtmp-" in p.name]
+
+
+def _event(kind, t, coords, value) -> str:
+    return f"{kind}@{t}:" + ",".join(c + (f"={value}" if kind == "impulse" else "") for c in coords)
+
+
+event_specs = st.builds(
+    _event,
+    st.sampled_from(["lock", "release", "impulse", "lok", ""]),
+    st.sampled_from(["0.01", "0", "-1", "nan", "inf", "1e308", "abc", "", "0.02"]),
+    st.lists(st.sampled_from(["x", "z", "nope", "", "x "]), max_size=3),
+    st.sampled_from(["1", "nan", "abc", "", "1e308"]))
+
+
+@FUZZ
+@given(st.lists(event_specs, min_size=1, max_size=2), st.sampled_from(["pendulum", "three-r-pendulum-locking"]))
+def test_event_options(specs, model):
+    """--event KIND@T:WHAT with bad kinds, times, coordinates and values: run or one message naming it."""
+    args = ["run", model, "--t-end", "0.02"]
+    for spec in specs:
+        args += ["--event", spec]
+    with scratch() as d:
+        res = invoke(args + ["--out", str(d / "r.h5")])
+    culprits = ["event", "impulse", "lock", "release", "coordinate", *[s.split("@")[0] for s in specs]]
+    count("event options", check_contract(res, culprits=[c for c in culprits if c]))

@@ -162,3 +162,28 @@ def test_user_timeout_keeps_a_callers_timer():
         signal.signal(signal.SIGALRM, previous)
     assert len(fired) == 1
 
+
+
+def test_sigterm_inside_build_is_not_the_models_sys_exit(tmp_path):
+    """SIGTERM ends the command (exit 128 + 15) even while the model file runs; it is not reported as
+    the model calling sys.exit()."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    marker = tmp_path / "building"
+    path = tmp_path / "slow.py"
+    path.write_text(f"import time\ndef build():\n    open({str(marker)!r}, 'w').close()\n    time.sleep(60)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "multibody", "run", str(path), "--out", str(tmp_path / "r.h5")],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    while not marker.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "sys.exit" not in err and "Traceback" not in err

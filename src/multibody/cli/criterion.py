@@ -130,7 +130,7 @@ def _text(table: CriterionTable) -> str:
 @click.argument("model")
 @click.option("--sweep", nargs=4, type=(str, float, float, int), default=None,
               metavar="COORD START STOP N", help="Hold COORD at N values from START to STOP.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write the figure (paper 001 Fig. 3 style) into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
@@ -142,7 +142,7 @@ def criterion_cmd(model, sweep, plot_dir, as_json, html_path=None):
 
     from .analyze import _html_target
 
-    if plot_dir:
+    if plot_dir is not None:
         check_dir("--plot", plot_dir)
     html_out = _html_target(html_path)
     mdl, _ = load_model(model)

@@ -41,7 +41,7 @@ def equilibrium_cmd(model, as_json):
 @click.option("--at", "at", type=click.Choice(["equilibrium", "initial"]), default="equilibrium",
               show_default=True, help="Linearise about the static equilibrium found from the initial configuration, "
                                       "or about the initial configuration itself (it must be an equilibrium).")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write one PNG per mode (the mechanism at the equilibrium and displaced along the mode).")
 @click.option("--animate", "animation", type=click.Path(dir_okay=False), default=None,
               help="Animate mode --mode K on the mechanism (.gif, .mp4 or .html, as multibody animate).")
@@ -56,7 +56,7 @@ def modes_cmd(model, at, as_json, plot_dir=None, animation=None, mode_number=1):
     from ..io.model_source import load_model
     from ..results.outputs import check_dir
 
-    if plot_dir:
+    if plot_dir is not None:
         check_dir("--plot", plot_dir)
 
     mdl, _ = load_model(model)

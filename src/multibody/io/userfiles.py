@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..errors import MultibodyError
+from ..results.tempfiles import Terminated
 
 #: seconds a model file may take to load and to build its model (main thread of the command line)
 TIME_LIMIT_S = 120.0
@@ -46,6 +47,8 @@ def run_user_code(fn, what: str, *args, **kwargs):
         signal.setitimer(signal.ITIMER_REAL, min(limit, outer) if outer else limit)
     try:
         return fn(*args, **kwargs)
+    except Terminated:
+        raise
     except SystemExit as exc:
         raise MultibodyError(f"{what} called sys.exit({'' if exc.code is None else exc.code!r}); a model file "
                              "must return a model, not end the program.") from None

@@ -103,7 +103,7 @@ def _check_text(option, path) -> Path:
     if not text.strip():
         raise _fail(option, path, "the path is empty.")
     if "\0" in text:
-        raise _fail(option, path.replace("\0", "\\0"), "the path contains a NUL character.")
+        raise _fail(option, text.replace("\0", "\\0"), "the path contains a NUL character.")
     if len(os.fsencode(text)) > 4000:
         raise _fail(option, text[:60] + "...", "the path is longer than 4,000 bytes.")
     p = Path(os.path.expanduser(text))
