@@ -116,8 +116,8 @@ def test_animate_command_writes_gif_and_html(double_four_bar, tmp_path):
 
 @pytest.mark.parametrize("args, words", [
     (["missing.h5", "-o", "a.gif"], "does not exist"),
-    (["{dfb}", "-o", "a.avi"], "unknown file type"),
-    (["{dfb}", "-o", "nodir/a.gif"], "does not exist"),
+    (["{dfb}", "-o", "a.avi"], "must end in .gif"),
+    (["{dfb}", "-o", "x.txt/a.gif"], "is a file, not a directory"),
     (["{dfb}", "-o", "a.gif", "--model", "gyro-top"], "12 coordinates"),
     (["{txt}", "-o", "a.gif"], "result file"),
 ])

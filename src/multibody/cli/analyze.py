@@ -13,7 +13,7 @@ import numpy as np
 @click.option("--configuration", default=None,
               help="Named configuration of the model (e.g. 'singular'; default: the initial one).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--html", "html_path", default=None, metavar="FILE",
               help="Also write the findings as a self-contained HTML page (admissible motions drawn; issue 15).")
 def analyze_cmd(model, configuration, as_json, html_path=None):
     """Mobility of MODEL: n, m, h, rank, dof, redundancy, singular, R diagonal, admissible motions."""
@@ -64,11 +64,11 @@ def human_reactions(table) -> str:
 
 def _html_target(path):
     """--html: a writable .html path, checked before the analysis."""
-    if not path:
+    if path is None:
         return None
     from ..report.source import check_output
 
-    return check_output(path, (".html", ".htm"))
+    return check_output(path, (".html", ".htm"), "--html")
 
 
 def analyzed_configuration(model, configuration):

@@ -133,7 +133,7 @@ def _text(table: CriterionTable) -> str:
 @click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write the figure (paper 001 Fig. 3 style) into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--html", "html_path", default=None, metavar="FILE",
               help="Also write the table and its figure as a self-contained HTML page (issue 15).")
 def criterion_cmd(model, sweep, plot_dir, as_json, html_path=None):
     """Projective criterion (paper 001): cos^2 alpha_i and cos^2 beta_i of every coordinate and the

@@ -16,7 +16,7 @@ def plan_run_outputs(out, csv_path, plot_dir, report_path=None) -> Outputs:
     """Check --out, --csv, --plot and --report before anything runs (exit 2 naming the option and the path;
     --report also needs plotly, the extra 'report')."""
     outputs = Outputs()
-    if report_path:
+    if report_path is not None:
         from ..report.figures import plotly
         plotly()
         outputs.file("--report", report_path, (".html", ".htm"))

@@ -67,7 +67,7 @@ PLOT_STATES = 500
                    "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
                    "curves are smooth, when the integrator has a dense output (not for --formulation nullspace, "
                    "whose figures show the tangent basis of each step).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--report", "report_path", default=None, metavar="FILE",
               help="Also write a self-contained HTML report (summary, interactive figures, events, animation; "
                    "needs 'multibody[report]'); like --plot, stores 501 evenly spaced states by default.")
 @click.option("--start-at-equilibrium", is_flag=True,
@@ -96,7 +96,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     t_end = default_t if t_end is None else t_end
     if step is None and STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete:   # the paper's step
         step = _natural_step(model)
-    if (plot_dir or report_path) and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
+    if (plot_dir is not None or report_path is not None) and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
             STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:   # nullspace figures: per-step basis data
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
