@@ -72,8 +72,8 @@ class StepWatch:
         if h < self.h_min and not at_stop:
             self.h_min, self.t_min = h, step.t
         if h < self.limit <= self.h_max and not at_stop:   # fallen from above the limit (a tiny first step is not)
-                self._fail(step, step.y, f"the step size collapsed to {h:.1e} s (below {STEP_COLLAPSE_RATIO:.0e} "
-                                         "of the run): the run cannot vouch for its assembly branch there")
+            self._fail(step, step.y, f"the step size collapsed to {h:.1e} s (below {STEP_COLLAPSE_RATIO:.0e} "
+                                     "of the run): the run cannot vouch for its assembly branch there")
         self.h_max = max(self.h_max, h)
         self.crossings.accepted(step, step.y if y_new is None else y_new)
 
