@@ -511,3 +511,40 @@ def test_energy_momentum_torque_work_balance(scheme):
     assert np.max(np.abs(np.diff(E) - work)) < 1e-12 * np.max(np.abs(E))
     Lz = np.array([model.constraints[0].momenta(q, v)[1][2] for q, v in zip(r.q, r.v)])
     assert np.max(np.abs(Lz - Lz[0] - amp / 5 * (1 - np.cos(5 * r.t)))) < (spin * dt) ** 2 * amp   # O(dt^2) bound
+
+
+def test_driver_rows_jacobian_phi_t_and_gamma_are_exact():
+    """Angle and slide driver rows (director_drivers): Phi_q and Phi_t equal central differences of Phi,
+    and gamma = -d^2/ds^2 Phi(q + s v, t + s) the central difference of the first derivative A v + Phi_t
+    (truncation ~h^2 = 1e-10), at random states, with harmonic, polynomial and constant-rate motions."""
+    b = SpatialModelBuilder("drivers")
+    b.add_body("a", mass=1.0, inertia=[0.1, 0.2, 0.25], position=(0.2, 0.1, 0))
+    b.add_body("c", mass=1.0, inertia=[0.1, 0.2, 0.25], position=(0.2, 0.1, -0.5))
+    b.revolute("r", None, "a", point=(0, 0, 0), axis=(0.3, 1, 0.2))
+    b.cylindrical("cyl", "a", "c", point=(0.2, 0.1, -0.2), axis=(0.1, 0.2, 1))
+    b.driver("r", Motion.harmonic(0.4, 3.0, phase=0.2))
+    b.driver("cyl", Motion.polynomial([0.1, 0.5, -0.2]), coordinate="u")
+    b.driver("cyl", Motion.constant_rate(0.2, 1.5), coordinate="theta", name="spin")
+    model = b.build()
+    n, h = model.n, 1e-5
+    groups = [g for g in model.constraints if g.motions]
+    assert {type(g).__name__ for g in groups} == {"AngleDriver", "SlideDriver"}
+
+    def ev(g, t, q, v=np.zeros(n)):
+        return g.evaluate(t, np.append(q, 0), np.append(v, 0))
+
+    def jac(g, t, q):
+        A = np.zeros((g.rows, n + 1))
+        np.add.at(A, (np.arange(g.rows)[:, None], g.cols), ev(g, t, q).jac)
+        return A[:, :-1]
+
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, v, t = model.q0 + 0.2 * rng.normal(size=n), rng.normal(size=n), rng.uniform(0, 2)
+        for g in groups:
+            val = ev(g, t, q, v)
+            dphi = np.array([(ev(g, t, q + h * e).phi - ev(g, t, q - h * e).phi) / (2 * h) for e in np.eye(n)]).T
+            assert np.allclose(jac(g, t, q), dphi, atol=1e-8)
+            assert np.allclose(val.phi_t, (ev(g, t + h, q).phi - ev(g, t - h, q).phi) / (2 * h), atol=1e-8)
+            first = lambda s: jac(g, t + s, q + s * v) @ v + ev(g, t + s, q + s * v).phi_t  # noqa: E731
+            assert np.allclose(val.gamma, -(first(h) - first(-h)) / (2 * h), atol=1e-7 * (1 + np.abs(val.gamma).max()))
