@@ -55,9 +55,24 @@ def main(argv=None):
     c = costs([six_body_linkage(), six_body_linkage(springs), six_body_linkage(springs_and_driver)],
               args.number, args.repeat)
     best, med = c.min(axis=0), np.median(c, axis=0)
+    own = element_cost(six_body_linkage(springs_and_driver), args.number, args.repeat)
     print(f"{'model':34s} {'best [ms]':>9s} {'ratio':>6s} {'median [ms]':>11s} {'ratio':>6s}")
     for label, b, m in zip(labels, best, med):
         print(f"{label:34s} {1e3 * b:9.3f} {b / best[0]:6.2f} {1e3 * m:11.3f} {m / med[0]:6.2f}")
+    print(f"the elements' own evaluation (springs, torsion springs, driver rows): {1e3 * own:.3f} ms = "
+          f"{own / best[0]:.2f} of the plain linkage's right-hand side (best); the rest of the driven model's "
+          "extra cost is its one more row in the KKT solve")
+
+
+def element_cost(model, number, repeat) -> float:
+    """Best time of evaluating the added elements alone: driver groups and non-gravity forces."""
+    qe, ve = np.append(model.q0, 0.0), np.append(model.v0, 0.0)
+    parts = [g for g in model.constraints if g.motions] + list(model.forces[1:])
+
+    def once():
+        for p in parts:
+            p.evaluate(0.3, qe, ve) if hasattr(p, "motions") else p.generalized(0.3, qe, ve)
+    return min(timeit.repeat(once, number=number, repeat=repeat)) / number
 
 
 if __name__ == "__main__":
