@@ -64,6 +64,19 @@ class AngleDriver(ConstraintGroup):
         return ConstraintValues(phi, C[:, None] * jac[:, 0] - S[:, None] * jac[:, 1], phi_t, gamma)
 
 
+    def hessian_sum_at(self, lam, n, t) -> np.ndarray:
+        """sum_k lam_k Phi_k,qq (n, n) at time t: Phi_k,qq = cos f H_s - sin f H_c (the energy-momentum
+        scheme's iteration matrix)."""
+        f = motion_values(self.motions, t)
+        C, S = np.cos(f[:, 0])[:, None, None], np.sin(f[:, 0])[:, None, None]
+        Hk = lam[:, None, None] * (C * self.H[:, 0] - S * self.H[:, 1])
+        out = np.zeros((n + 1, n + 1))
+        w = self.cols.shape[1]
+        np.add.at(out, (np.broadcast_to(self.cols[:, :, None], (self.rows, w, w)),
+                        np.broadcast_to(self.cols[:, None, :], (self.rows, w, w))), Hk)
+        return out[:n, :n]
+
+
 @dataclass(frozen=True)
 class SlideDriver(QuadraticConstraints):
     """Slide rows u(q) - f(t) (QuadraticConstraints with motions) and the pair of each row."""
