@@ -3,8 +3,8 @@
 Both joint coordinates of the spatial pairs are at most quadratic in q, like the pairs themselves:
 
 * the slide of P and C pairs, u = n . (p2 - p1) (eqs 98, 116: n parent-fixed, p2 - p1 linear in q),
-  is a quadratic row: the driver is Phi = u(q) - f(t), a :class:`~.director.QuadraticConstraints`
-  row with a prescribed motion (gamma = -v^T H v + f'');
+  is a quadratic row: the driver is Phi = u(q) - f(t), a :class:`SlideDriver` (QuadraticConstraints
+  with a prescribed motion: Phi_t = -f', gamma = -v^T H v + f'');
 * the angle theta of R and C pairs (from r, parent-fixed and perpendicular to the axis n, to a,
   child-fixed and perpendicular to n) has cos theta = c(q) = a . r and sin theta = s(q) = a . w with
   w = n x r parent-fixed: both bilinear in the directors of the two bodies. The driver row

@@ -13,9 +13,9 @@ Generalized forces on q = (phi, d1, d2, d3) follow from the virtual work (the po
   Q = [0; 1/2 tau x d_1; 1/2 tau x d_2; 1/2 tau x d_3] gives
   sum_I (1/2 tau x d_I) . (omega x d_I) = 1/2 sum_I [(tau.omega)(d_I.d_I) - (tau.d_I)(omega.d_I)]
   = 1/2 (3 - 1) tau . omega = tau . omega for orthonormal directors, and in eq. (36)
-  sum_I d_I x (1/2 tau x d_I) = 1/2 (3 tau - tau) = tau (Betsch & Steinmann 2001, the director form of
-  a torque; any other Q with the same projection differs by a vector in range(G_int^T), which the
-  internal constraint forces absorb, so the motion is the same);
+  sum_I d_I x (1/2 tau x d_I) = 1/2 (3 tau - tau) = tau (derived here; director formulations of rigid
+  bodies: Betsch & Steinmann 2001, paper 004 ref. 5). Any other Q with the same projection differs by
+  a vector in range(G_int^T), which the internal constraint forces absorb: the motion is the same;
 * the angular velocity of a body is omega = 1/2 sum_I d_I x v_I (from v_I = omega x d_I).
 
 Spring-dampers act along a scalar measure xi(q) of the coordinates of two bodies (the distance l of two
@@ -29,7 +29,8 @@ T = k (xi - xi0) + c xi', Q = -T grad xi and V = 1/2 k (xi - xi0)^2. For the ene
 so that Q_bar . (q_{n+1} - q_n) = -(V_{n+1} - V_n) - c (xi_{n+1} - xi_n)^2 / dt exactly: the spring
 conserves and the damper dissipates exactly its discrete work. For the distance, l^2 is quadratic in q,
 so grad_bar l = grad(l^2)(q_mid) / (l_n + l_{n+1}) (the mid-point formula of a quadratic, Gonzalez 1996);
-for the angle the general discrete gradient of Gonzalez (J. Nonlinear Sci. 6, 1996, eq. 3.3) is used.
+for the angle the general (mid-point) discrete gradient of Gonzalez (J. Nonlinear Sci. 6, 1996):
+grad xi(q_mid) + (xi_{n+1} - xi_n - grad xi(q_mid) . dq) / |dq|^2 dq.
 All of it is vectorised over the elements of one kind and complex-safe (complex-step Jacobians).
 """
 from __future__ import annotations
