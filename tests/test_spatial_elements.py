@@ -85,14 +85,27 @@ def test_torsion_damper_decay():
     assert np.max(np.abs(_swing(r) - exact)) < 1e-8
 
 
-def test_rod_driven_at_constant_rate_needs_m_g_L_half_cos_theta():
-    """Rod about a horizontal axis at constant rate: the driver multiplier (the torque on the rod is
-    -lam n) equals m g (L/2) cos theta, theta from the horizontal; the motion is prescribed exactly."""
-    m, L, om = 1.5, 0.8, 2.0
+def _driven_rod_builder(m=1.5, L=0.8, om=2.0):
+    """A uniform rod (d1 along it) on a revolute pair about e2 at the origin, centre of mass at (L/2, 0, 0)."""
     d, J = L / 2, m * L ** 2 / 12
     b = SpatialModelBuilder("driven-rod")
     b.add_body("rod", mass=m, inertia=[1e-4, J, J], position=(d, 0, 0))
     b.revolute("pin", None, "rod", point=(0, 0, 0), axis=(0, 1, 0))
+    return b, m, d, om
+
+
+def _driven_rod():
+    """The rod driven at the constant rate om from theta = 0 (horizontal), under gravity."""
+    b, m, d, om = _driven_rod_builder()
+    b.driver("pin", Motion.constant_rate(0.0, om))
+    b.gravity(G)
+    return b.build(), m, d, om
+
+
+def test_rod_driven_at_constant_rate_needs_m_g_L_half_cos_theta():
+    """Rod about a horizontal axis at constant rate: the driver multiplier (the torque on the rod is
+    -lam n) equals m g (L/2) cos theta, theta from the horizontal; the motion is prescribed exactly."""
+    b, m, d, om = _driven_rod_builder()
     assert b.driver("pin", Motion.constant_rate(0.0, om)) == "pin-driver"
     b.gravity(G)
     r = simulate(b.build(), t_end=2.0, options=TIGHT)
@@ -306,14 +319,8 @@ def test_physical_reactions_of_a_driven_rod():
     """Rod at constant rate about e2 (as above): the pin's force on the rod is m (a - g) with the
     centripetal a = -w^2 phi; the driver's moment on the rod about e2 is -m g d cos theta and the pin's
     moment about the centre of mass, (-phi) x m g e3, cancels it (J theta'' = 0); the ground takes -F."""
-    m, L, om = 1.5, 0.8, 2.0
-    d, J = L / 2, m * L ** 2 / 12
-    b = SpatialModelBuilder("driven-rod")
-    b.add_body("rod", mass=m, inertia=[1e-4, J, J], position=(d, 0, 0))
-    b.revolute("pin", None, "rod", point=(0, 0, 0), axis=(0, 1, 0))
-    b.driver("pin", Motion.constant_rate(0.0, om))
-    b.gravity(G)
-    r = simulate(b.build(), t_end=1.0, options=TIGHT)
+    model, m, d, om = _driven_rod()
+    r = simulate(model, t_end=1.0, options=TIGHT)
     th = om * r.t
     F = np.column_stack([r.column("reactions", f"pin.on_rod.F{c}") for c in "xyz"])
     phi = d * np.column_stack([np.cos(th), 0 * th, -np.sin(th)])
@@ -345,14 +352,7 @@ def test_constrained_energy_momentum_with_a_driver():
     two consecutive ones tends to m g d cos(w t_n) at second order."""
     from multibody.assembly import Workspace
 
-    m, L, om = 1.5, 0.8, 2.0
-    d, J = L / 2, m * L ** 2 / 12
-    b = SpatialModelBuilder("driven-rod")
-    b.add_body("rod", mass=m, inertia=[1e-4, J, J], position=(d, 0, 0))
-    b.revolute("pin", None, "rod", point=(0, 0, 0), axis=(0, 1, 0))
-    b.driver("pin", Motion.constant_rate(0.0, om))
-    b.gravity(G)
-    model = b.build()
+    model, m, d, om = _driven_rod()
     ws, row = Workspace(model), model.constraint_labels.index("pin-driver.theta")
     errors = []
     for dt in (0.02, 0.01):
