@@ -83,19 +83,19 @@ def spring_dampers(builder, items, n) -> SpatialSpringDampers:
 def rotational_spring_dampers(builder, items, n) -> RotationalSpringDampers:
     """One RotationalSpringDampers of all torsion spring-dampers (free angle from the initial
     configuration: r rotated by theta_free about n)."""
-    r, w, a, cols, base = [], [], [], [], []
+    H, cols, base = [], [], []
     for it in items:
         j = it["joint"]
         _, r_l, w_l, a_l = axis_frame(builder, j)
         th = float(it["free_angle"])
-        r.append(np.cos(th) * r_l + np.sin(th) * w_l)
-        w.append(np.cos(th) * w_l - np.sin(th) * r_l)
-        a.append(a_l)
+        if not np.isfinite(th):
+            raise ModelError(f"rotational spring-damper '{it['name']}': the free angle must be finite.")
+        H.append(angle_forms(np.cos(th) * r_l + np.sin(th) * w_l, np.cos(th) * w_l - np.sin(th) * r_l, a_l))
         c, b = _slots(j["i1"], j["i2"], n)
         cols.append(c)
         base.append(b)
     return RotationalSpringDampers(tuple(it["name"] for it in items), np.array(cols), np.array(base),
-                                   free=np.zeros(len(items)), r_l=np.array(r), w_l=np.array(w), a_l=np.array(a),
+                                   free=np.zeros(len(items)), H=np.array(H),
                                    **_coefficients(items, n, "rotational spring-damper"))
 
 
@@ -115,12 +115,16 @@ def slide_row(i1, i2, n_l, X1, X2, n):
     return H[0], g[0], c[0], cols
 
 
-def angle_rows(i1, i2, r_l, w_l, a_l, n):
-    """H (2, 24, 24), g (2, 24), c (2,), cols (24,) of (s, c) = (a . w, a . r) (director_drivers)."""
+def angle_forms(r_l, w_l, a_l):
+    """H (2, 24, 24) of (s, c) = (a . w, a . r) = 1/2 x^T H x over x = [q_parent, q_child] (director_drivers)."""
     Z = np.zeros((3, 12))
     child = _pair(Z, _vector_map(a_l))
-    h = np.array([_bilinear(_pair(_vector_map(v), Z), child) for v in (w_l, r_l)])
-    return _folded(h, np.zeros((2, 24)), i1, i2, n)
+    return np.array([_bilinear(_pair(_vector_map(v), Z), child) for v in (w_l, r_l)])
+
+
+def angle_rows(i1, i2, r_l, w_l, a_l, n):
+    """H (2, 24, 24), g (2, 24), c (2,), cols (24,) of (s, c) with the ground folded in."""
+    return _folded(angle_forms(r_l, w_l, a_l), np.zeros((2, 24)), i1, i2, n)
 
 
 def slide_group(labels, rows, motions, pairs) -> SlideDriver:

@@ -71,7 +71,7 @@ def spatial_slider_crank():
     return b.build()
 
 
-def rssr_spring():
+def rssr_spring(damping=0.5):
     """RSSR linkage with a preloaded spring-damper on the rocker, released from rest under gravity."""
     A0, O2, B0 = np.array([0.1, 0, 0]), np.array([0.3, 0.3, 0.0]), np.array([0.3, 0.1, 0.1])
     b = SpatialModelBuilder("rssr-spring", source="issue 23: RSSR linkage with a spring-damper")
@@ -82,7 +82,7 @@ def rssr_spring():
     b.spherical("crank-coupler", "crank", "coupler", point=A0)
     b.revolute("rocker-pin", None, "rocker", point=O2, axis=(1, 0, 0))
     b.spherical("coupler-rocker", "coupler", "rocker", point=B0)
-    b.spring_damper("spring", None, "rocker", point1=(0.3, 0.0, 0.4), point2=B0, stiffness=200.0, damping=0.5,
+    b.spring_damper("spring", None, "rocker", point1=(0.3, 0.0, 0.4), point2=B0, stiffness=200.0, damping=damping,
                     free_length=0.2)
     b.gravity(G)
     return b.build()

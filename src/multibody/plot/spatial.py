@@ -92,7 +92,7 @@ def snapshots3d(result: Result, model, path: Path, times=None, count: int = 6) -
             ax.plot(pts[:, 0], pts[:, 1], pts[:, 2], color=c, lw=1.2)
         ax.plot([], [], color=c, label=f"t = {result.t[k]:.3g} s")
     allp = np.vstack(pts_all)
-    centre, half = allp.mean(axis=0), 0.5 * np.max(np.ptp(allp, axis=0))
+    centre, half = 0.5 * (allp.max(axis=0) + allp.min(axis=0)), 0.5 * np.max(np.ptp(allp, axis=0))   # all inside
     for setter, c0 in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), centre):
         setter(c0 - half, c0 + half)
     ax.set_xlabel("x")
