@@ -30,6 +30,7 @@ import numpy as np
 
 from ..model.director import LowerPairs, SpatialBodies
 from ..model.system import Model
+from .reactions import joint_rows
 
 COMPONENTS = ("Fx", "Fy", "Fz", "Mx", "My", "Mz", "F_m1", "F_m2", "F_n", "M_m1", "M_m2", "M_n")
 GROUND = "ground"
@@ -110,18 +111,10 @@ def spatial_reaction_map(model: Model) -> SpatialReactionMap | None:
     bodies = groups[0]
     body_cols = {name: bodies.body_cols[i] for i, name in enumerate(bodies.names)}
     body_cols[GROUND] = np.full(12, model.n)
-    joints = [j for j in model.joint_bodies if all(b in body_cols for b in model.joint_bodies[j])]
-    index = {j: k for k, j in enumerate(joints)}
-    labels = model.velocity_labels
-    rows_of = np.zeros((len(labels), len(joints)))
-    for i, label in enumerate(labels):
-        j = index.get(label.rpartition(".")[0])
-        if j is not None:
-            rows_of[i, j] = 1.0
-    used = [j for j in joints if rows_of[:, index[j]].any()]
-    if not used:
+    found = joint_rows(model, body_cols)
+    if found is None:
         return None
-    ent = [(j, b) for j in used for b in model.joint_bodies[j]]
+    index, rows_of, ent = found
     frames = _pair_frames(model)
     parent = [frames.get(j, (-1, np.eye(3))) for j, _ in ent]
     pcols = [bodies.body_cols[i] if i >= 0 else body_cols[GROUND] for i, _ in parent]
