@@ -8,6 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("index", "getting-started", "cli", "api", "guide/models", "guide/singular", "guide/analyses",
+         "theory/index", "theory/paper000", "theory/paper001", "theory/paper002", "theory/paper003", "theory/paper004",
          "guide/spatial", "guide/topology", "guide/results", "guide/reliability")
 
 
