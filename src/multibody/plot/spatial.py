@@ -67,6 +67,19 @@ def joints(result: Result, path: Path) -> Path | None:
     return _save(fig, path)
 
 
+#: the instants of paper 004's snapshot figures (Fig. 12 cylindrical pair, Fig. 16 planar pair, Fig. 24 six-body
+#: linkage); other models get evenly spaced ones
+PAPER_SNAPSHOTS = {"cylindrical-pair": (0.1, 0.3, 0.7), "planar-pair": (0.02, 0.04, 0.05, 0.06, 0.07, 0.08),
+                   "six-body-linkage": (0.02, 0.04, 0.08, 0.09, 0.13, 0.26)}
+
+
+def snapshot_times(result: Result):
+    """The paper's instants of the model (PAPER_SNAPSHOTS) that lie in the run, or None (evenly spaced)."""
+    times = [t for t in PAPER_SNAPSHOTS.get(result.summary.get("model", ""), ())
+             if result.t[0] <= t <= result.t[-1] * (1 + 1e-9)]
+    return times or None
+
+
 def snapshots3d(result: Result, model, path: Path, times=None, count: int = 6) -> Path | None:
     """The bodies' outlines at several instants; bodies without outlines by their director frames, links and
     joint axes (report.scenes.SpatialScene, issue 15)."""
@@ -172,7 +185,7 @@ def lagrange_figures(result: Result, model, directory) -> list[Path]:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     name = result.summary.get("model", "run")
-    paths = [snapshots3d(result, model, d / f"{name}-snapshots3d.png"),
+    paths = [snapshots3d(result, model, d / f"{name}-snapshots3d.png", snapshot_times(result)),
              spatial_reactions(result, model, d / f"{name}-spatial-reactions.png")]
     return [p for p in paths if p is not None]
 
@@ -182,7 +195,7 @@ def spatial_figures(result: Result, model, directory) -> list[Path]:
     d.mkdir(parents=True, exist_ok=True)
     name = result.summary.get("model", "run")
     paths = [conservation(result, d / f"{name}-em-conservation.png"), joints(result, d / f"{name}-joints.png"),
-             snapshots3d(result, model, d / f"{name}-snapshots3d.png")]
+             snapshots3d(result, model, d / f"{name}-snapshots3d.png", snapshot_times(result))]
     if name == "gyro-top":
         paths.append(top_centre_of_mass(result, d / f"{name}-com.png"))
     return [p for p in paths if p is not None]
