@@ -53,8 +53,8 @@ def test_failing_streamed_run_leaves_earlier_file(tmp_path):
 
 def _peak(tmp_path, t_end) -> tuple[int, int]:
     model = MODELS["pendulum"].factory()
-    options = RunOptions(output_step=1e-3)
-    stream = ResultStream(tmp_path / f"{t_end}.h5", chunk=64)
+    options = RunOptions(output_step=2e-3)
+    stream = ResultStream(tmp_path / f"{t_end}.h5", chunk=16)
     tracemalloc.start()
     simulate(model, t_end=t_end, options=options, stream=stream)
     peak = tracemalloc.get_traced_memory()[1]
@@ -63,9 +63,10 @@ def _peak(tmp_path, t_end) -> tuple[int, int]:
 
 
 def test_memory_does_not_grow_with_the_number_of_blocks(tmp_path):
-    simulate(MODELS["pendulum"].factory(), t_end=0.1)      # compiled kernels and caches out of the count
-    small, n_small = _peak(tmp_path, 0.5)
-    large, n_large = _peak(tmp_path, 4.0)
+    _peak(tmp_path, 0.1)      # compiled kernels, caches and HDF5's first allocations out of the count
+    small, n_small = _peak(tmp_path, 0.25)
+    large, n_large = _peak(tmp_path, 2.0)
     assert n_large >= 8 * n_small - 8
-    # in memory, 8x the states would take ~8x the memory of the series; streamed the peak stays
-    assert large < 1.3 * small + 200_000, (small, large)
+    # in memory 8x the states take ~8x the memory of the series; streamed the peak stays (measured:
+    # 326,622 and 326,606 bytes)
+    assert large < 1.1 * small + 50_000, (small, large)
