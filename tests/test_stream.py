@@ -70,3 +70,25 @@ def test_memory_does_not_grow_with_the_number_of_blocks(tmp_path):
     # in memory 8x the states take ~8x the memory of the series; streamed the peak stays (measured:
     # 326,622 and 326,606 bytes)
     assert large < 1.1 * small + 50_000, (small, large)
+
+
+def test_cli_stream_writes_the_same_result_and_keeps_the_earlier_file_on_failure(tmp_path):
+    from click.testing import CliRunner
+
+    from multibody.cli import main
+
+    runner = CliRunner()
+    args = ["run", "double-four-bar", "--t-end", "2"]
+    ok = runner.invoke(main, [*args, "--out", str(tmp_path / "m.h5")])
+    streamed = runner.invoke(main, [*args, "--stream", "--out", str(tmp_path / "s.h5"), "--csv",
+                                    str(tmp_path / "s.csv")])
+    assert ok.exit_code == streamed.exit_code == 0, streamed.output
+    a, b = Result.load(tmp_path / "m.h5"), Result.load(tmp_path / "s.h5")
+    assert np.array_equal(a.t, b.t) and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a.series)
+    assert len((tmp_path / "s.csv").read_text().splitlines()) == len(a.t) + 1
+    # a run with events cannot be streamed: exit 2 naming why, the earlier file unchanged
+    before = (tmp_path / "s.h5").read_bytes()
+    bad = runner.invoke(main, ["run", "three-r-pendulum-locking", "--stream", "--out", str(tmp_path / "s.h5")])
+    assert bad.exit_code == 2 and "events cannot be streamed" in bad.output
+    assert (tmp_path / "s.h5").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.h5", "s.csv", "s.h5"]

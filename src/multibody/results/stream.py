@@ -24,6 +24,14 @@ from .outputs import HDF5_LIBVER
 
 #: states per block when none is given (~1.7 KB a state for the double four-bar: ~7 MB a block)
 DEFAULT_CHUNK = 4096
+#: bytes of one HDF5 storage chunk of a dataset
+HDF5_CHUNK_BYTES = 65536
+
+
+def _rows(chunk: int, columns: int) -> int:
+    """States per HDF5 storage chunk: at most ``chunk`` and about 64 KiB (HDF5 allocates whole chunks,
+    so a short run does not take a block's worth of disk per dataset)."""
+    return max(1, min(chunk, HDF5_CHUNK_BYTES // (8 * max(columns, 1))))
 
 
 class ResultStream:
@@ -58,7 +66,7 @@ class ResultStream:
 
         h5 = self._h5 = h5py.File(self.path, "w", libver=HDF5_LIBVER)
         h5.attrs["format"], h5.attrs["version"], h5.attrs["Conventions"] = "multibody-result", hdf5.VERSION, "CF-1.8"
-        time = h5.create_dataset("time", shape=(0,), maxshape=(None,), chunks=(self.chunk,), dtype=float)
+        time = h5.create_dataset("time", shape=(0,), maxshape=(None,), chunks=(_rows(self.chunk, 1),), dtype=float)
         time.attrs.update(units="s", standard_name="time", long_name="time", unit="s")
         time.make_scale("time")
         names = series["q"].labels if "q" in series else ()
@@ -70,7 +78,7 @@ class ResultStream:
                 h5.create_dataset(dim, data=np.array(list(s.labels), dtype=object),
                                   dtype=h5py.string_dtype()).make_scale(dim)
             c = len(s.labels)
-            ds = h5.create_dataset(name, shape=(0, c), maxshape=(None, c), chunks=(self.chunk, max(c, 1)),
+            ds = h5.create_dataset(name, shape=(0, c), maxshape=(None, c), chunks=(_rows(self.chunk, c), max(c, 1)),
                                    dtype=float)
             ds.dims[0].attach_scale(time)
             ds.dims[1].attach_scale(h5[dim])
