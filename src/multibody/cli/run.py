@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 
 import click
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from ..errors import MultibodyError
 from ..formulations.registry import FORMULATIONS
 from ..integrate.steppers import STEPPERS
-from .outputs import default_out, plan_run_outputs, write_run_outputs
+from .outputs import default_out, plan_run_outputs, write_run_outputs, write_streamed_run
 from .summary import human_summary
 
 #: the continuous formulations and the discrete ones of the energy-momentum stepper (paper 004)
@@ -73,10 +74,14 @@ PLOT_STATES = 500
 @click.option("--start-at-equilibrium", is_flag=True,
               help="Start at rest at the static equilibrium nearest to the model's initial configuration "
                    "(multibody equilibrium), so the run has no transient from an unbalanced start.")
+@click.option("--stream", is_flag=True,
+              help="Write the stored states into the result file block by block during the run (memory stays "
+                   "flat however long the run; --csv/--plot/--report read the file back). Not with events.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
-            out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False, report_path=None):
+            out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False, report_path=None,
+            stream=False):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
     from ..fast.warm import cold_start
@@ -114,11 +119,12 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..simulation.events import parse_event
 
     events = tuple(source.events) + tuple(parse_event(e) for e in event_specs)
+    run = partial(simulate, mdl, t_end=t_end, formulation=formulation, options=options, formulation_options=form_opts,
+                  progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     with cold_start("background"):     # a cold numba cache: this run on the NumPy path, compile for the next
-        result = simulate(mdl, t_end=t_end, formulation=formulation,
-                          options=options, formulation_options=form_opts,
-                          progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
-    write_run_outputs(outputs, result, mdl, options)     # all or nothing
+        result = write_streamed_run(outputs, run, mdl, options) if stream else run()
+    if not stream:
+        write_run_outputs(outputs, result, mdl, options)     # all or nothing
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
 
 
