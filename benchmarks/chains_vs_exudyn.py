@@ -176,14 +176,19 @@ def main():
     for n in map(int, args.sizes.split(",")):
         for case in cases:
             rows += chain_rows(n, case, specs, args)
-    os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
-    tmp = args.csv + ".tmp"
+            write_csv(args.csv, rows)        # after each chain: an interrupted run keeps what it measured
+    print(f"work: Newton iterations (generalized-alpha) or rhs evaluations; written {args.csv}")
+
+
+def write_csv(path: str, rows: list) -> None:
+    """All rows so far to ``path`` (written to a temporary file, then renamed: never half a file)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
     with open(tmp, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         w.writeheader()
         w.writerows(rows)
-    os.replace(tmp, args.csv)
-    print(f"work: Newton iterations (generalized-alpha) or rhs evaluations; written {args.csv}")
+    os.replace(tmp, path)
 
 
 def chain_rows(n, case, specs, args) -> list:

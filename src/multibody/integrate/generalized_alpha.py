@@ -52,6 +52,7 @@ import scipy.sparse.linalg as spla
 from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
 from ..assembly import use_sparse
+from .compiled_constraints import compiled_constraints
 from .tangent_matrix import TangentMatrices
 
 
@@ -140,7 +141,9 @@ class GeneralizedAlpha:
         self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
         self.abar = self.a.copy()
         self.sparse = use_sparse(self.model, None)     # small models: dense LU (less overhead per call)
-        self.tangent = TangentMatrices(self.ws, self.sparse)
+        # dense (small) models: Phi and A in compiled calls when available (integrate.compiled_constraints)
+        self.compiled = None if self.sparse else compiled_constraints(form)
+        self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
         self._lu, self._lu_step = None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
@@ -262,7 +265,7 @@ class GeneralizedAlpha:
             Phi, A, _, _ = ws.sparse_constraints(t, q, v)
             M = self.mass if self.mass is not None else sp.csr_matrix(model.mass(q))
         else:
-            Phi, A, _, _ = ws.constraints(t, q, v)
+            Phi, A = self.compiled(t, q, v) if self.compiled is not None else ws.constraints(t, q, v)[:2]
             M = model.mass(q)
         Ma, reaction, f = M @ a, A.T @ lam, ws.forces(t, q, v)
         r = Ma + reaction - f
