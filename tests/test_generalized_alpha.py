@@ -233,3 +233,33 @@ def test_compiled_constraints_equal_the_workspace():
             ga.step()
         runs.append((ga.iterations, ga.y))
     assert runs[0][0] == runs[1][0] and np.allclose(runs[0][1], runs[1][1], rtol=0, atol=1e-10)
+
+
+def test_newton_failures_shrink_the_step_and_never_pass_as_success():
+    """With at most 2 Newton iterations per attempt the big steps of the controlled generalized-alpha fail
+    to converge: they are retried smaller (the Newton ceiling h_cap is set), and the end state is still
+    on the circle (index 3: |q| = 1 to the Newton tolerance) and as close to dop853 at rtol 1e-12 as the
+    run with the default Newton (within 10x). With no iteration allowed, no step converges: the run stops
+    with an IntegrationError naming the time, instead of returning an unconverged state."""
+    from multibody.integrate.explicit import IntegrationError
+    from multibody.integrate.generalized_alpha import NewtonControl
+    model = MODELS["pendulum"].factory()
+    ref = simulate(model, t_end=1.0, options=RunOptions(integrator="dop853", rtol=1e-12, atol=1e-12))
+    form = make_formulation("lagrange", model)
+    q0, v0 = consistent_state(model, 0.0, ws=form.ws)
+    errs = []
+    for newton in (NewtonControl(), NewtonControl(max_iterations=2)):
+        ga = GeneralizedAlpha(form, 0.0, np.concatenate([q0, v0]), 1.0, step=None, rtol=1e-6, atol=1e-6,
+                              newton=newton)
+        while ga.t < 1.0:
+            ga.step()
+        q = ga.y[: model.n]
+        assert abs(np.hypot(*q) - 1.0) < 1e-9
+        errs.append(np.abs(q - ref.series["q"].data[-1]).max())
+    assert np.isfinite(ga.h_cap) and ga.n_rejected > 0
+    assert errs[1] < 10 * errs[0], errs
+    ga = GeneralizedAlpha(form, 0.0, np.concatenate([q0, v0]), 1.0, step=1e-2,
+                          newton=NewtonControl(max_iterations=0, max_halvings=3))
+    with pytest.raises(IntegrationError, match="did not converge at t = 0"):
+        ga.step()
+    assert ga.t == 0.0
