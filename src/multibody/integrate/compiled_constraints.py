@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fast.kernels import assemble
-from ..fast.step_kernels import constraint_phi
-
 
 class CompiledConstraints:
     """``(t, q, v) -> (Phi (m,), A (m, n))``, fresh arrays, of the formulation ``form`` (module doc)."""
 
     def __init__(self, form):
+        from ..fast.kernels import assemble          # numba loads only when the compiled path is used
+        from ..fast.step_kernels import constraint_phi
+
+        self.assemble, self.constraint_phi = assemble, constraint_phi
         step, n, m = form.fast_step, form.model.n, form.ws.m
         self.rhs, self.poff, self.n = step.rhs, step.poff, n
         self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)      # the last entry: the ground's zero
@@ -27,8 +28,8 @@ class CompiledConstraints:
         self.qe[:n], self.ve[:n] = q, v
         for row, motion in r.motions:                             # prescribed motions f(t) (few)
             self.shift[row] = motion(t)[0]
-        assemble(self.qe, self.ve, r.prim, r.pval, r.mcols, r.mloc, r.mvec, self.A, self.gamma)
-        constraint_phi(self.qe, self.ve, r.prim, r.pval, self.poff, r.mcols, r.mloc, r.mvec, self.shift, self.phi)
+        self.assemble(self.qe, self.ve, r.prim, r.pval, r.mcols, r.mloc, r.mvec, self.A, self.gamma)
+        self.constraint_phi(self.qe, self.ve, r.prim, r.pval, self.poff, r.mcols, r.mloc, r.mvec, self.shift, self.phi)
         return self.phi.copy(), self.A[:, :n].copy()
 
 
