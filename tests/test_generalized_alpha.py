@@ -206,3 +206,60 @@ def test_adaptive_generalized_alpha_converges_with_the_tolerance():
         err.append(np.abs(r.series["q"].data[-1] - ref.series["q"].data[-1]).max())
         np.testing.assert_allclose(np.hypot(*r.series["q"].data.T), 1.0, atol=1e-10)
     assert 10 < err[0] / err[1] < 40, err
+
+
+def test_compiled_constraints_equal_the_workspace():
+    """The compiled Phi and A (integrate.compiled_constraints, multibody.fast kernels) evaluate the same
+    formulas as the Workspace (paper 000 eq. 6): equal to round-off at a state off the constraint manifold,
+    and the generalized-alpha Newton takes the same iterations with either."""
+    from multibody.integrate.compiled_constraints import compiled_constraints
+    model = MODELS["double-four-bar"].factory()
+    form = make_formulation("lagrange", model)
+    compiled = compiled_constraints(form)
+    if compiled is None:
+        pytest.skip("no compiled path (numba missing)")
+    rng = np.random.default_rng(3)
+    q, v = rng.normal(size=model.n), rng.normal(size=model.n)
+    Phi, A, _, _ = form.ws.constraints(0.3, q, v)
+    Phi_c, A_c = compiled(0.3, q, v)
+    assert np.allclose(Phi_c, Phi, rtol=0, atol=1e-13) and np.allclose(A_c, A, rtol=0, atol=1e-13)
+    q0, v0 = consistent_state(model, 0.0, ws=form.ws)
+    runs = []
+    for use in (True, False):
+        ga = GeneralizedAlpha(form, 0.0, np.concatenate([q0, v0]), 0.05, step=1e-2)
+        if not use:
+            ga.compiled = ga.tangent.constraints = None
+        while ga.t < 0.05 - 1e-12:
+            ga.step()
+        runs.append((ga.iterations, ga.y))
+    assert runs[0][0] == runs[1][0] and np.allclose(runs[0][1], runs[1][1], rtol=0, atol=1e-10)
+
+
+def test_newton_failures_shrink_the_step_and_never_pass_as_success():
+    """With at most 2 Newton iterations per attempt the big steps of the controlled generalized-alpha fail
+    to converge: they are retried smaller (the Newton ceiling h_cap is set), and the end state is still
+    on the circle (index 3: |q| = 1 to the Newton tolerance) and as close to dop853 at rtol 1e-12 as the
+    run with the default Newton (within 10x). With no iteration allowed, no step converges: the run stops
+    with an IntegrationError naming the time, instead of returning an unconverged state."""
+    from multibody.integrate.explicit import IntegrationError
+    from multibody.integrate.generalized_alpha import NewtonControl
+    model = MODELS["pendulum"].factory()
+    ref = simulate(model, t_end=1.0, options=RunOptions(integrator="dop853", rtol=1e-12, atol=1e-12))
+    form = make_formulation("lagrange", model)
+    q0, v0 = consistent_state(model, 0.0, ws=form.ws)
+    errs = []
+    for newton in (NewtonControl(), NewtonControl(max_iterations=2)):
+        ga = GeneralizedAlpha(form, 0.0, np.concatenate([q0, v0]), 1.0, step=None, rtol=1e-6, atol=1e-6,
+                              newton=newton)
+        while ga.t < 1.0:
+            ga.step()
+        q = ga.y[: model.n]
+        assert abs(np.hypot(*q) - 1.0) < 1e-9
+        errs.append(np.abs(q - ref.series["q"].data[-1]).max())
+    assert np.isfinite(ga.h_cap) and ga.n_rejected > 0
+    assert errs[1] < 10 * errs[0], errs
+    ga = GeneralizedAlpha(form, 0.0, np.concatenate([q0, v0]), 1.0, step=1e-2,
+                          newton=NewtonControl(max_iterations=0, max_halvings=3))
+    with pytest.raises(IntegrationError, match="did not converge at t = 0"):
+        ga.step()
+    assert ga.t == 0.0

@@ -52,6 +52,7 @@ import scipy.sparse.linalg as spla
 from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
 from ..assembly import use_sparse
+from .compiled_constraints import compiled_constraints
 from .tangent_matrix import TangentMatrices
 
 
@@ -70,6 +71,8 @@ SINGULAR_PIVOT = 1e-14
 #: a remainder up to this fraction of the step is merged into the last step (no sliver steps from the
 #: round-off of t sums)
 LAST_STEP_SLACK = 1e-6
+#: smallest positive double: the floor of the force scale in the balance test
+TINY = np.finfo(float).tiny
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,9 @@ class GeneralizedAlpha:
         self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
         self.abar = self.a.copy()
         self.sparse = use_sparse(self.model, None)     # small models: dense LU (less overhead per call)
-        self.tangent = TangentMatrices(self.ws, self.sparse)
+        # dense (small) models: Phi and A in compiled calls when available (integrate.compiled_constraints)
+        self.compiled = None if self.sparse else compiled_constraints(form)
+        self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
         self._lu, self._lu_step = None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
@@ -230,7 +235,7 @@ class GeneralizedAlpha:
         lu = self._lu if self._lu_step == h else None       # the last step's matrix, if h is the same
         for _ in range(self.newton.max_iterations + 1):
             M, A, rhs, balanced = self._residual(t1, q1, v1, a1, lam1, beta_p)
-            if balanced and size <= self.newton.increment * max(model.length_scale, np.max(np.abs(q1))):
+            if balanced and size <= self.newton.increment * max(model.length_scale, _amax(q1)):
                 return np.concatenate([q1, v1]), a1, self._algorithmic(a1), lam1
             fresh = lu is None
             if fresh:
@@ -262,20 +267,18 @@ class GeneralizedAlpha:
             Phi, A, _, _ = ws.sparse_constraints(t, q, v)
             M = self.mass if self.mass is not None else sp.csr_matrix(model.mass(q))
         else:
-            Phi, A, _, _ = ws.constraints(t, q, v)
+            Phi, A = self.compiled(t, q, v) if self.compiled is not None else ws.constraints(t, q, v)[:2]
             M = model.mass(q)
         Ma, reaction, f = M @ a, A.T @ lam, ws.forces(t, q, v)
         r = Ma + reaction - f
         tol = self.newton.increment
-        scale = max(np.max(np.abs(Ma), initial=0.0), np.max(np.abs(reaction), initial=0.0),
-                    np.max(np.abs(f), initial=0.0), np.finfo(float).tiny)
-        balanced = (np.max(np.abs(r), initial=0.0) <= tol * scale
-                    and np.max(np.abs(Phi), initial=0.0) <= tol * model.length_scale)
+        scale = max(_amax(Ma), _amax(reaction), _amax(f), TINY)
+        balanced = _amax(r) <= tol * scale and _amax(Phi) <= tol * model.length_scale
         return M, A, np.concatenate([-r / beta_p, -Phi]), balanced
 
     def _size(self, x) -> float:
         """max |dq| of a Newton solution x = (dq, dlambda / beta')."""
-        return float(np.max(np.abs(x[: self.n]), initial=0.0))
+        return _amax(x[: self.n])
 
     def _factor(self, t, q, v, a, lam, M, A, beta_p, gamma_p):
         """LU factor of the scaled iteration matrix (module doc): SuperLU for sparse models, LAPACK for
@@ -297,6 +300,11 @@ class GeneralizedAlpha:
                 "redundancy.") from None
 
 
+def _amax(x: np.ndarray) -> float:
+    """max |x| (0 for an empty x), without NumPy's wrapper layers (called several times per Newton iteration)."""
+    return float(np.abs(x).max()) if x.size else 0.0
+
+
 class DenseLU:
     """LAPACK LU of a small dense matrix with the ``solve`` of SuperLU; raises LinAlgError when a pivot
     is below SINGULAR_PIVOT times the largest (redundant rows, singular configuration)."""
@@ -305,9 +313,13 @@ class DenseLU:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", sla.LinAlgWarning)
             self.lu = sla.lu_factor(K, check_finite=False)
+        self.getrs = sla.get_lapack_funcs("getrs", (K,))     # LAPACK directly: no wrapper layers per solve
         d = np.abs(np.diag(self.lu[0]))
         if d.size and not d.min() > SINGULAR_PIVOT * d.max():
             raise np.linalg.LinAlgError("singular iteration matrix")
 
     def solve(self, b: np.ndarray) -> np.ndarray:
-        return sla.lu_solve(self.lu, b, check_finite=False)
+        x, info = self.getrs(self.lu[0], self.lu[1], b)
+        if info:
+            raise np.linalg.LinAlgError(f"LAPACK getrs: info {info}")
+        return x

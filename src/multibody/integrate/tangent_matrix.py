@@ -108,9 +108,10 @@ class ResidualJacobian:
 class TangentMatrices:
     """K_t (n, n) and C_t (n, n) of the residual r = M(q) a + A(q)^T lambda - f(t, q, v) (module doc)."""
 
-    def __init__(self, ws, sparse: bool = False):
+    def __init__(self, ws, sparse: bool = False, constraints=None):
         model = self.model = ws.model
         self.ws, self.sparse, n = ws, sparse, model.n
+        self.constraints = constraints      # optional (t, q, v) -> (Phi, dense A), e.g. compiled
         in_q, in_v = force_couplings(model)
         if model.mass_fun is not None:
             in_q = [np.arange(n)[None, :]]
@@ -124,7 +125,8 @@ class TangentMatrices:
     def constraint_force(self, t, q, lam) -> np.ndarray:
         """A(q)^T lambda (n,) (paper 000 eq. 3), A from the Workspace (sparse CSR or dense)."""
         ws = self.ws
-        A = (ws.sparse_constraints if self.sparse else ws.constraints)(t, q, np.zeros_like(q))[1]
+        how = self.constraints or (ws.sparse_constraints if self.sparse else ws.constraints)
+        A = how(t, q, np.zeros_like(q))[1]
         return A.T @ lam
 
     def stiffness(self, t, q, v, a, lam) -> sp.csr_matrix:
