@@ -68,8 +68,11 @@ html_show_sourcelink = False
 
 def _escape_bars(app, what, name, obj, options, lines):
     """Docstrings write norms as ``|x|``: escape the bars so docutils does not read substitutions."""
+    if what == "module":      # module docstrings are plain text (paper maps, layouts): show them verbatim
+        lines[:] = ["::", ""] + ["    " + line for line in lines] + [""] if any(lines) else []
+        return
     for i, line in enumerate(lines):
-        if "|" in line and not line.lstrip().startswith(("|", "+")) and "``" not in line:
+        if "|" in line and not line.lstrip().startswith(("|", "+")):
             lines[i] = line.replace("|", "\\|")
 
 
