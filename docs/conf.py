@@ -64,6 +64,7 @@ html_theme_options = {
     "navbar_align": "left",
 }
 html_show_sourcelink = False
+html_context = {"default_mode": "auto"}   # else the theme logs a console error on pages opened from files
 
 
 def _escape_bars(app, what, name, obj, options, lines):
