@@ -4,6 +4,7 @@ Build: ``python3 -m pip install ".[docs]" && python3 -m sphinx -W --keep-going -
 The built site needs no network: MathJax 3 is served from ``_static/mathjax`` (copied from the pip
 package ``sphinx-mathjax-offline``), the PyData theme ships its fonts and scripts.
 """
+import json
 import os
 import sys
 
@@ -77,5 +78,45 @@ def _escape_bars(app, what, name, obj, options, lines):
             lines[i] = line.replace("|", "\\|")
 
 
+def _schema_rows(props, prefix=""):
+    """(key, type, description) rows of a JSON Schema's properties, nested objects one level down."""
+    rows = []
+    for key, spec in props.items():
+        kind = spec.get("type") or ("const " + json.dumps(spec["const"]) if "const" in spec else "")
+        if "enum" in spec:
+            kind = "one of " + ", ".join(json.dumps(v) for v in spec["enum"])
+        item = spec.get("items", {}) if isinstance(spec.get("items"), dict) else {}
+        rows.append((prefix + key, kind if isinstance(kind, str) else " or ".join(kind),
+                     spec.get("description") or item.get("description", "")))
+        nested = spec.get("properties") or item.get("properties")
+        if nested and not prefix:
+            rows += _schema_rows(nested, prefix + key + ("[]." if item else "."))
+    return rows
+
+
+def _write_model_file_page(app):
+    """model-file.md from the shipped JSON Schema (multibody/io/model_schema.json): the reference of
+    model files is generated, never written by hand."""
+    schema_path = os.path.join(HERE, "..", "src", "multibody", "io", "model_schema.json")
+    with open(schema_path) as f:
+        schema = json.load(f)
+    cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ")     # noqa: E731
+    lines = ["# Model-file reference", "", "Generated from the JSON Schema shipped with the package",
+             "(`multibody/io/model_schema.json`, " + f"`{schema.get('$id', '')}`" + ").", "",
+             cell(schema.get("description", "")), "", "Required keys: " +
+             ", ".join(f"`{k}`" for k in schema.get("required", [])) + ".", "",
+             "| key | type | description |", "|---|---|---|"]
+    lines += [f"| `{k}` | {cell(t)} | {cell(d)} |" for k, t, d in _schema_rows(schema.get("properties", {}))]
+    lines += ["", "The bodies, joints and the other tables are further constrained by the schema's `allOf` and",
+              "`anyOf` rules; the whole schema:", "", "```{literalinclude} ../src/multibody/io/model_schema.json",
+              ":language: json", "```", ""]
+    text = "\n".join(lines)
+    target = os.path.join(HERE, "model-file.md")
+    if not os.path.exists(target) or open(target).read() != text:
+        with open(target, "w") as f:
+            f.write(text)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_bars)
+    app.connect("builder-inited", _write_model_file_page)

@@ -33,7 +33,7 @@ def site(tmp_path_factory):
 @pytest.mark.slow
 def test_site_is_complete(site):
     for page in ("index.html", "api.html", "cli.html", "getting-started.html", "contributing.html",
-                 "auto_examples/index.html", "theory/index.html", "guide/index.html"):
+                 "auto_examples/index.html", "theory/index.html", "guide/index.html", "model-file.html"):
         assert (site / page).is_file(), page
     api = (site / "api.html").read_text()
     import multibody
