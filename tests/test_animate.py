@@ -116,8 +116,8 @@ def test_animate_command_writes_gif_and_html(double_four_bar, tmp_path):
 
 @pytest.mark.parametrize("args, words", [
     (["missing.h5", "-o", "a.gif"], "does not exist"),
-    (["{dfb}", "-o", "a.avi"], "unknown file type"),
-    (["{dfb}", "-o", "nodir/a.gif"], "does not exist"),
+    (["{dfb}", "-o", "a.avi"], "must end in .gif"),
+    (["{dfb}", "-o", "x.txt/a.gif"], "is a file, not a directory"),
     (["{dfb}", "-o", "a.gif", "--model", "gyro-top"], "12 coordinates"),
     (["{txt}", "-o", "a.gif"], "result file"),
 ])
@@ -141,3 +141,18 @@ def test_mp4_with_ffmpeg(locking, tmp_path):
     res = CliRunner().invoke(main, ["animate", str(locking[2]), "-o", str(tmp_path / "a.mp4"), "--max-frames", "8"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "a.mp4").read_bytes()[4:8] == b"ftyp"          # an ISO media file
+
+
+def test_spatial_snapshots_without_outlines(tmp_path):
+    """A spatial model without outlines used to get no snapshot figure at all; now its director frames."""
+    from multibody import SpatialModelBuilder
+    from multibody.plot.spatial import snapshots3d
+
+    b = SpatialModelBuilder("disk-on-a-ball-joint")
+    b.add_body("disk", mass=1.0, inertia=(0.2, 0.4, 0.2), position=(0.2, 0, 0.5), omega=(0, 0, 5.0))
+    b.spherical("tip", "ground", "disk", point=(0, 0, 0))
+    b.gravity()
+    model = b.build()
+    result = simulate(model, t_end=0.2, options=RunOptions(output_step=0.05))
+    path = snapshots3d(result, model, tmp_path / "s.png")
+    assert path is not None and path.stat().st_size > 10_000

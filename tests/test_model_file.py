@@ -20,10 +20,10 @@ from multibody.models import MODELS
 
 EXPORTABLE = ("slider-crank", "four-bar", "double-four-bar", "n-four-bar", "double-four-bar-modified", "triple-four-bar-modified",
               "four-bar-2x2-modified", "physical-pendulum", "door-two-hinges", "knife-edge-sled", "gyro-top",
-              "cylindrical-pair", "planar-pair", "six-body-linkage")
+              "cylindrical-pair", "planar-pair", "six-body-linkage", "spatial-slider-crank", "rssr-spring")
 NOT_EXPRESSIBLE = ("pendulum", "pendulum-redundant", "four-bar-relative", "three-r-pendulum-locking", "mobile-robot",
                    "three-r-pendulum-locking-vertical",
-                   "spatial-slider-crank", "rssr-spring")   # spatial drivers and springs: no file keys yet
+                   "gimbal-lock")   # gimbal-lock: a spatial pair lock event
 
 
 def _write(tmp_path, name, data):

@@ -54,7 +54,7 @@ def test_a_bad_second_output_leaves_the_earlier_result_alone(tmp_path, csv, plot
 
 @pytest.mark.parametrize("out, words", [
     ("/dev/null", "must end in"), ("/proc/r.h5", "/proc"), ("/sys/r.h5", "/proc, /sys"),
-    ("afile/r.h5", "is a file, not a directory"), ("a" * 300 + ".h5", "303 bytes"), ("adir", "is a directory"),
+    ("afile/r.h5", "is a file, not a directory"), ("a" * 300 + ".h5", "303 bytes"), ("adir", "must end in"),
     ("adir.h5", "is a directory"), ("r.csv", "must end in .h5"), ("", "empty")])
 def test_output_paths_refused_before_the_run(tmp_path, monkeypatch, out, words):
     monkeypatch.chdir(tmp_path)
@@ -172,3 +172,20 @@ def test_all_outputs_written_together(tmp_path):
     assert (tmp_path / "r.h5").is_file() and (tmp_path / "deep" / "r.csv").is_file()
     assert any((tmp_path / "figs").glob("*.png"))
     assert _temps(tmp_path) == [] and _temps(tmp_path / "figs") == []
+
+
+def test_a_1000_joint_model_saves(tmp_path):
+    """Issue 17: a 500-joint model ran but could not be saved (5,000 reaction labels in one HDF5
+    attribute, over the 64 KB of the old file format); 1,000 revolute joints: 10,000 labels."""
+    from multibody import ModelBuilder, RunOptions, simulate
+
+    mb, prev = ModelBuilder("chain1000", gravity=(0.0, -9.81)), "ground"
+    for i in range(1000):
+        mb.add_bar(f"b{i}", length=0.1, mass=0.1, position=(0.05 + 0.1 * i, 0.0), angle=0.0)
+        mb.revolute(f"j{i}", prev, f"b{i}", at=(0.1 * i, 0.0))
+        prev = f"b{i}"
+    result = simulate(mb.build(), t_end=1e-3, options=RunOptions(integrator="rk4", step=1e-3))
+    back = Result.load(result.save(tmp_path / "chain.h5"))
+    assert len(back.series["reactions"].labels) == 10_000
+    assert back.series["reactions"].labels == result.series["reactions"].labels
+    np.testing.assert_array_equal(back.q, result.q)

@@ -89,7 +89,8 @@ def test_failure_hint_names_the_singular_configuration():
 def test_step_watch_stops_a_run_whose_step_collapses_near_the_singular_configuration():
     """StepWatch (simulation.step_watch): accepted steps of 1e-2 s pass; one of 1e-14 s (below 1e-9 of a
     10 s run) at theta = 1e-7 rad from the singular configuration is a SimulationError naming the time and
-    the singular configuration; a clipped last step of a segment is not a collapse."""
+    the singular configuration; a clipped last step of a segment is not a collapse, nor a tiny first step (the
+    starting step for a tiny atol) that then grows: only a fall from above the limit is."""
     from types import SimpleNamespace
     from multibody.errors import SimulationError
     from multibody.formulations.lagrange import Lagrange
@@ -100,6 +101,8 @@ def test_step_watch_stops_a_run_whose_step_collapses_near_the_singular_configura
     healthy.accepted(SimpleNamespace(h=1e-14, t=10.0, y=np.r_[configuration(0.5), np.zeros(15)]), at_stop=True)
     assert healthy.summary()["min_step"] == 1e-2
     watch = StepWatch(form, 0.0, 10.0)
+    watch.accepted(SimpleNamespace(h=1e-14, t=1e-14, y=np.r_[configuration(0.5), np.zeros(15)]))  # a tiny first
+    watch.accepted(SimpleNamespace(h=1e-2, t=0.6, y=np.r_[configuration(0.5), np.zeros(15)]))     # step, growing
     with pytest.raises(SimulationError, match=r"t = 0\.7: the step size collapsed.*singular configuration"):
         watch.accepted(SimpleNamespace(h=1e-14, t=0.7, y=np.r_[configuration(1e-7), np.zeros(15)]))
 

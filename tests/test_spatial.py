@@ -162,3 +162,15 @@ def test_spatial_groups_describe_the_bodies(models):
     bodies = models["cylindrical_pair"].constraints[0]
     assert isinstance(bodies, SpatialBodies)
     assert np.allclose(bodies.inertia, [[304, 304, 8], [18.75, 18.75, 19.5]])
+
+
+def test_snapshots_at_the_papers_instants():
+    """Paper 004's snapshot figures show given instants (Fig. 12: t = 0.1, 0.3, 0.7; Fig. 16: 0.02 ... 0.08;
+    Fig. 24: 0.02 ... 0.26): a run of those models draws them (those inside the run); others are evenly spaced."""
+    from multibody import Result
+    from multibody.plot.spatial import snapshot_times
+    run = lambda name, t_end: Result(np.linspace(0.0, t_end, 11), {}, {"model": name})    # noqa: E731
+    assert snapshot_times(run("planar-pair", 0.1)) == [0.02, 0.04, 0.05, 0.06, 0.07, 0.08]
+    assert snapshot_times(run("cylindrical-pair", 0.5)) == [0.1, 0.3]
+    assert snapshot_times(run("six-body-linkage", 0.3)) == [0.02, 0.04, 0.08, 0.09, 0.13, 0.26]
+    assert snapshot_times(run("gyro-top", 1.0)) is None

@@ -65,8 +65,10 @@ def _free(n: int, hold) -> np.ndarray:
 
 def _worst(model: Model, residual: np.ndarray, count: int = 5) -> str:
     labels = model.velocity_labels      # holonomic rows first: also right for Phi alone
-    order = np.argsort(-np.abs(residual))[:count]
-    return ", ".join(f"{labels[i]} ({residual[i]:.3g})" for i in order if abs(residual[i]) > 0)
+    size = np.abs(residual)
+    size = np.where(np.isfinite(size), size, np.inf)     # NaN rows first, never dropped (issue 17)
+    order = np.argsort(-size, kind="stable")[:count]
+    return ", ".join(f"{labels[i]} ({residual[i]:.3g})" for i in order if size[i] > 0)
 
 
 def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws: Workspace | None = None,

@@ -124,9 +124,10 @@ def equilibrium(model: Model, *, q=None, t: float = 0.0, max_iterations: int = 6
     """Static equilibrium nearest to the guess q (default: the model's initial configuration), module doc.
 
     Each iteration solves [K + mu M, A^T; A, 0] (dq, dlambda) = -(A^T lambda - f, Phi) and takes the first mu of
-    0, 1e-3, 1e-1, 10, 1e3, 1e5 (times max(|K|, |f| / L) / |M|) whose step lowers the imbalance |T^T f|: mu = 0 is Newton's step,
-    a large mu a step along M^-1 T T^T f, the direction the forces push (Levenberg-Marquardt; Newton alone stalls
-    where K is singular, e.g. a pendulum released horizontally, lambda = 0)."""
+    0, 1e-3, 1e-1, 10, 1e3, 1e5 (times ``max(|K|, |f| / L) / |M|``) whose step lowers the imbalance ``|T^T f|``:
+    mu = 0 is Newton's step, a large mu a step along M^-1 T T^T f, the direction the forces push
+    (Levenberg-Marquardt; Newton alone stalls where K is singular, e.g. a pendulum released horizontally,
+    lambda = 0)."""
     ws = Workspace(model)
     n, L, zero = model.n, model.length_scale, np.zeros(model.n)
     q, lam, A, res, fscale = _state(model, ws, t, np.asarray(model.q0 if q is None else q, float))

@@ -80,15 +80,13 @@ class ReactionMap:
         return np.concatenate([F, Mz[..., None], Fb], axis=2)
 
 
-def reaction_map(model: Model) -> ReactionMap | None:
-    """The ReactionMap of a model built with joints (``Model.joint_bodies``), else None."""
-    if not model.joint_bodies or not model.bodies:
-        return None
-    body_cols = {b.name: tuple(c if c >= 0 else model.n for c in b.cols) for b in model.bodies}
-    body_cols[GROUND] = (model.n,) * 3
+def joint_rows(model: Model, body_cols: dict):
+    """(index: joint -> column, rows_of (rows, joints): 1 where a row of C = [Phi_q; Psi] belongs to the joint
+    (its label ``joint.component``; knife edges are pairs too, paper 003), ent: (joint, body) of every joint with
+    rows, in order) over the joints whose bodies are in ``body_cols``; None if no joint has rows."""
     joints = [j for j in model.joint_bodies if all(b in body_cols for b in model.joint_bodies[j])]
     index = {j: k for k, j in enumerate(joints)}
-    labels = model.velocity_labels    # rows of C = [Phi_q; Psi]: knife edges are pairs too (paper 003)
+    labels = model.velocity_labels
     rows_of = np.zeros((len(labels), len(joints)))
     for i, label in enumerate(labels):
         j = index.get(label.rpartition(".")[0])
@@ -97,7 +95,19 @@ def reaction_map(model: Model) -> ReactionMap | None:
     used = [j for j in joints if rows_of[:, index[j]].any()]
     if not used:
         return None
-    ent = [(j, b) for j in used for b in model.joint_bodies[j]]
+    return index, rows_of, [(j, b) for j in used for b in model.joint_bodies[j]]
+
+
+def reaction_map(model: Model) -> ReactionMap | None:
+    """The ReactionMap of a model built with joints (``Model.joint_bodies``), else None."""
+    if not model.joint_bodies or not model.bodies:
+        return None
+    body_cols = {b.name: tuple(c if c >= 0 else model.n for c in b.cols) for b in model.bodies}
+    body_cols[GROUND] = (model.n,) * 3
+    found = joint_rows(model, body_cols)
+    if found is None:
+        return None
+    index, rows_of, ent = found
     out_labels = tuple(f"{j}.on_{b}.{c}" for j, b in ent for c in COMPONENTS)
     return ReactionMap(rows_of=rows_of, joint=np.array([index[j] for j, _ in ent]),
                        cols=np.array([body_cols[b] for _, b in ent], dtype=int),

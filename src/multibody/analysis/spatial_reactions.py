@@ -10,8 +10,11 @@ rigidity constraints absorb, projects to zero):
 
 The ground's share follows from action and reaction (the rows of every pair and driver are invariant
 under a common rigid motion of both bodies): F_ground = -F_b, moment about the global origin
-M_ground = -(M_b + phi_b x F_b). Body-frame components are D_b^T F and D_b^T M (the ground's frame
-is the global one).
+M_ground = -(M_b + phi_b x F_b). Joint-frame components are E^T F and E^T M with E = D_p [m1, m2, n]
+the pair's frame {m1, m2, n} (eqs 96, 97: n the axis, fixed in the parent p; for a spherical pair the
+frame of its default axis e3): "M_n" of a driver is the driving torque about the axis on that body,
+"F_n" the driving force along it (moments are about the body's centre of mass, so a pair's force
+contributes (p - phi) x F to them).
 
 Labels: "<joint>.on_<body>.<component>" with the components of :data:`COMPONENTS`; a driver is a
 joint of its own ("<joint>-driver"), whose reaction is the driving torque (about the axis) or force
@@ -25,18 +28,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.director import SpatialBodies
+from ..model.director import LowerPairs, SpatialBodies
 from ..model.system import Model
+from .reactions import joint_rows
 
-COMPONENTS = ("Fx", "Fy", "Fz", "Mx", "My", "Mz", "Fx_body", "Fy_body", "Fz_body", "Mx_body", "My_body",
-              "Mz_body")
+COMPONENTS = ("Fx", "Fy", "Fz", "Mx", "My", "Mz", "F_m1", "F_m2", "F_n", "M_m1", "M_m2", "M_n")
 GROUND = "ground"
 
 
 @dataclass(frozen=True)
 class SpatialReactionMap:
     """rows_of (m + h, J) indicator of joint rows; joint (E,), cols (E, 12) director columns (n for the
-    ground), partner (E,), ground (E,) as in :class:`.reactions.ReactionMap`; labels (12 E,)."""
+    ground), partner (E,), ground (E,) as in :class:`.reactions.ReactionMap`; labels (12 E,);
+    pcols (E, 12) the columns of the pair's parent, frame (E, 3, 3) its [m1, m2, n] in the parent's frame."""
 
     rows_of: np.ndarray
     joint: np.ndarray
@@ -45,6 +49,8 @@ class SpatialReactionMap:
     ground: np.ndarray
     labels: tuple[str, ...]
     n: int
+    pcols: np.ndarray
+    frame: np.ndarray
 
     def values(self, q, A, lam) -> np.ndarray:
         return self.table(q, A, lam).ravel()
@@ -64,15 +70,36 @@ class SpatialReactionMap:
         """(k, E, 12) reactions of k states from q (k, n) and :meth:`generalized` (k, E, 12)."""
         qe = np.concatenate([q, np.zeros((len(q), 1))], axis=1)
         x = qe[:, self.cols]                                                 # (k, E, 12)
-        D = np.swapaxes(x[..., 3:].reshape(x.shape[:-1] + (3, 3)), -1, -2)   # D[..., :, I] = d_I
-        D[:, self.ground] = np.eye(3)
+        D = _directors(x, self.cols == self.n)
+        E = _directors(qe[:, self.pcols], self.pcols == self.n) @ self.frame
         F = Qe[..., :3].copy()
         M = sum(np.cross(D[..., :, I], Qe[..., 3 + 3 * I:6 + 3 * I]) for I in range(3))
         g, p = self.ground, self.partner[self.ground]
         F[:, g] = -F[:, p]
         M[:, g] = -(M[:, p] + np.cross(x[:, p, :3], F[:, p]))
-        Dt = np.swapaxes(D, -1, -2)
-        return np.concatenate([F, M, np.einsum("keij,kej->kei", Dt, F), np.einsum("keij,kej->kei", Dt, M)], axis=2)
+        Et = np.swapaxes(E, -1, -2)
+        return np.concatenate([F, M, np.einsum("keij,kej->kei", Et, F), np.einsum("keij,kej->kei", Et, M)], axis=2)
+
+
+def _directors(x, ground):
+    """D (k, E, 3, 3) (D[..., :, I] = d_I) of coordinates x (k, E, 12); identity where ground (E, 12)."""
+    D = np.swapaxes(x[..., 3:].reshape(x.shape[:-1] + (3, 3)), -1, -2)
+    D[:, ground[:, 0]] = np.eye(3)
+    return D
+
+
+def _pair_frames(model):
+    """{pair or driver name: (parent index, [m1, m2, n] (3, 3) in the parent's frame)}."""
+    out = {}
+    for g in model.constraints:
+        if isinstance(g, LowerPairs):
+            for k, name in enumerate(g.joint_names):
+                out[name] = (int(g.parent[k]), np.column_stack([g.m1[k], g.m2[k], g.n[k]]))
+    for g in model.constraints:
+        for label, pair in zip(g.labels, getattr(g, "pairs", ())):
+            if pair in out:
+                out[label.rpartition(".")[0]] = out[pair]
+    return out
 
 
 def spatial_reaction_map(model: Model) -> SpatialReactionMap | None:
@@ -84,19 +111,15 @@ def spatial_reaction_map(model: Model) -> SpatialReactionMap | None:
     bodies = groups[0]
     body_cols = {name: bodies.body_cols[i] for i, name in enumerate(bodies.names)}
     body_cols[GROUND] = np.full(12, model.n)
-    joints = [j for j in model.joint_bodies if all(b in body_cols for b in model.joint_bodies[j])]
-    index = {j: k for k, j in enumerate(joints)}
-    labels = model.velocity_labels
-    rows_of = np.zeros((len(labels), len(joints)))
-    for i, label in enumerate(labels):
-        j = index.get(label.rpartition(".")[0])
-        if j is not None:
-            rows_of[i, j] = 1.0
-    used = [j for j in joints if rows_of[:, index[j]].any()]
-    if not used:
+    found = joint_rows(model, body_cols)
+    if found is None:
         return None
-    ent = [(j, b) for j in used for b in model.joint_bodies[j]]
+    index, rows_of, ent = found
+    frames = _pair_frames(model)
+    parent = [frames.get(j, (-1, np.eye(3))) for j, _ in ent]
+    pcols = [bodies.body_cols[i] if i >= 0 else body_cols[GROUND] for i, _ in parent]
     return SpatialReactionMap(rows_of=rows_of, joint=np.array([index[j] for j, _ in ent]),
                               cols=np.array([body_cols[b] for _, b in ent], dtype=int),
                               partner=np.arange(len(ent)) ^ 1, ground=np.array([b == GROUND for _, b in ent]),
-                              labels=tuple(f"{j}.on_{b}.{c}" for j, b in ent for c in COMPONENTS), n=model.n)
+                              labels=tuple(f"{j}.on_{b}.{c}" for j, b in ent for c in COMPONENTS), n=model.n,
+                              pcols=np.array(pcols, dtype=int), frame=np.array([f for _, f in parent]))

@@ -13,15 +13,22 @@ import numpy as np
 @click.option("--configuration", default=None,
               help="Named configuration of the model (e.g. 'singular'; default: the initial one).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def analyze_cmd(model, configuration, as_json):
+@click.option("--html", "html_path", default=None, metavar="FILE",
+              help="Also write the findings as a self-contained HTML page (admissible motions drawn; issue 15).")
+def analyze_cmd(model, configuration, as_json, html_path=None):
     """Mobility of MODEL: n, m, h, rank, dof, redundancy, singular, R diagonal, admissible motions."""
     from ..analysis.mobility import analyze
     from ..io.model_source import load_model
 
+    html_out = _html_target(html_path)
     mdl, _ = load_model(model)
     res = analyze(mdl, configuration)
     from ..analysis.solvability import reactions_report    # paper 003: which reactions are unique
     table = reactions_report(mdl, configuration)
+    if html_out:
+        from ..report.findings import analysis_html, write_html
+
+        write_html(html_out, analysis_html(mdl, res, table, analyzed_configuration(mdl, configuration)))
     click.echo(json.dumps({**res.to_dict(), "reactions": table}) if as_json
                else human(res) + "\n" + human_reactions(table))
 
@@ -53,3 +60,25 @@ def human_reactions(table) -> str:
         lines.append(f"    {e['name']:<{width}}  {'yes' if e['unique'] else 'NO ':<6}  "
                      f"{'unique' if e['multipliers_unique'] else 'not unique':<11}  {', '.join(e['rows'])}")
     return "\n".join(lines)
+
+
+def _html_target(path):
+    """--html: a writable .html path, checked before the analysis."""
+    if path is None:
+        return None
+    from ..report.source import check_output
+
+    return check_output(path, (".html", ".htm"), "--html")
+
+
+def analyzed_configuration(model, configuration):
+    """The configuration analysis.mobility.analyze examines (the named one, assembled if it is off Phi = 0)."""
+    from ..assembly import Workspace
+    from ..kinematics import solve_positions
+
+    q = np.asarray(model.configuration(configuration), float)
+    ws = Workspace(model)
+    Phi = ws.constraints(0.0, q, np.zeros(model.n))[0]
+    if Phi.size and np.max(np.abs(Phi)) > 1e-6 * model.length_scale:
+        q = solve_positions(model, q, 0.0, hold=model.hold, ws=ws)
+    return q

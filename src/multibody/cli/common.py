@@ -31,7 +31,7 @@ class ErrorGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except KeyboardInterrupt:
-            click.echo("error: interrupted; nothing was written.", err=True)
+            click.echo("error: interrupted (no half-written file is left).", err=True)
             ctx.exit(130)
         except Exception as exc:  # noqa: BLE001 - the last resort of the error contract
             _unforeseen(ctx, exc)

@@ -130,19 +130,26 @@ def _text(table: CriterionTable) -> str:
 @click.argument("model")
 @click.option("--sweep", nargs=4, type=(str, float, float, int), default=None,
               metavar="COORD START STOP N", help="Hold COORD at N values from START to STOP.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write the figure (paper 001 Fig. 3 style) into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def criterion_cmd(model, sweep, plot_dir, as_json):
+@click.option("--html", "html_path", default=None, metavar="FILE",
+              help="Also write the table and its figure as a self-contained HTML page (issue 15).")
+def criterion_cmd(model, sweep, plot_dir, as_json, html_path=None):
     """Projective criterion (paper 001): cos^2 alpha_i and cos^2 beta_i of every coordinate and the
     best independent coordinates of MODEL, with the geometry-only (M = I) choice for comparison."""
     from ..io.model_source import load_model
 
-    if plot_dir:
+    from .analyze import _html_target
+
+    if plot_dir is not None:
         check_dir("--plot", plot_dir)
+    html_out = _html_target(html_path)
     mdl, _ = load_model(model)
     table = criterion_table(mdl, sweep)
     out = table.to_json()
+    if html_out:
+        out["html"] = str(_criterion_page(table, html_out))
     if plot_dir:
         from ..plot.criterion import criterion_figure
 
@@ -151,3 +158,16 @@ def criterion_cmd(model, sweep, plot_dir, as_json):
         click.echo(json.dumps(out))
     else:
         click.echo(_text(table) + (f"\n  figure {out['figure']}" if "figure" in out else ""))
+
+
+def _criterion_page(table, path):
+    """The page of --html: the table and the figure of plot.criterion (drawn into a temporary directory)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..plot.criterion import criterion_figure
+    from ..report.findings import criterion_html, write_html
+
+    with tempfile.TemporaryDirectory() as d:
+        png = Path(criterion_figure(table, d)).read_bytes()
+    return write_html(path, criterion_html(table, png))

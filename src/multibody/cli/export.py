@@ -10,7 +10,7 @@ from ..results.outputs import atomic_write, check_file
 
 @click.command("export")
 @click.argument("model")
-@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--out", default=None, metavar="PATH",
               help="Model file to write (.toml; default MODEL.toml in the current directory).")
 def export_cmd(model, out):
     """Write the built-in MODEL as a model file that `multibody run FILE` loads back to the same equations.
@@ -20,7 +20,7 @@ def export_cmd(model, out):
     from ..io.export import export_builtin
     from ..io.toml_writer import dumps
 
-    path = Path(out or f"{model}.toml")
+    path = Path(f"{model}.toml" if out is None else out)
     check_file("--out", path, (".toml",))
     text = "# multibody model file (schema: multibody/io/model_schema.json); SI units\n" + dumps(export_builtin(model))
     atomic_write(path, lambda tmp: Path(tmp).write_text(text), "--out")

@@ -10,7 +10,7 @@ from ..results.outputs import atomic_write, check_file
 
 @click.command("import-urdf")
 @click.argument("urdf", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--out", default=None, metavar="PATH",
               help="Model file to write (.toml; default URDF's name with .toml).")
 def import_urdf_cmd(urdf, out):
     """Read URDF with Pinocchio and write its tree (revolute, continuous, prismatic joints; fixed joints
@@ -19,7 +19,7 @@ def import_urdf_cmd(urdf, out):
     from ..io.toml_writer import dumps
     from ..io.urdf import urdf_data
 
-    path = Path(out or Path(urdf).with_suffix(".toml").name)
+    path = Path(Path(urdf).with_suffix(".toml").name if out is None else out)
     check_file("--out", path, (".toml",))
     text = f"# multibody model file imported from {urdf} (SI units)\n" + dumps(urdf_data(urdf))
     atomic_write(path, lambda tmp: Path(tmp).write_text(text), "--out")

@@ -12,7 +12,7 @@ import numpy as np
 @click.argument("model")
 @click.option("--t-end", type=float, default=None, help="End time [s] (default: the model's own).")
 @click.option("--output-step", type=float, default=None, help="Time between outputs [s] (default: t_end / 200).")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the Result (HDF5) here.")
+@click.option("--out", default=None, metavar="PATH", help="Write the Result (HDF5) here.")
 @click.option("--quasi-static", is_flag=True,
               help="Without inertia: the efforts and reactions that hold the mechanism at rest at each position.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
@@ -23,7 +23,7 @@ def kinematics_cmd(model, t_end, output_step, out, as_json, quasi_static=False):
     from ..results.outputs import HDF5_SUFFIXES, check_file
     from ..simulation.kinematic import kinematic_analysis
 
-    if out:
+    if out is not None:
         check_file("--out", out, HDF5_SUFFIXES)
     mdl, default_t = load_model(model)
     t_end = default_t if t_end is None else t_end

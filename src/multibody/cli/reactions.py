@@ -17,7 +17,7 @@ import click
                    "for more variants. Default: the minimum-norm run and 3 automatic choices.")
 @click.option("--t-end", type=float, default=None, help="End time (default: the model's).")
 @click.option("--step", type=float, default=5e-3, show_default=True, help="Fixed rk4 step [s].")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Directory for the Fig. 4 style PNG.")
 @click.option("--show", multiple=True, metavar="LABEL",
               help="Reaction label to plot (e.g. 'B.on_wheel1.Fx'); default: chosen automatically.")
@@ -29,7 +29,7 @@ def reactions_experiment_cmd(model, eliminate, t_end, step, plot_dir, show, as_j
     from ..errors import MultibodyError
     from ..results.outputs import check_dir
 
-    if plot_dir:
+    if plot_dir is not None:
         check_dir("--plot", plot_dir)
 
     mdl, default_t = load_model(model)

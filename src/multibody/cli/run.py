@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 
 import click
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from ..errors import MultibodyError
 from ..formulations.registry import FORMULATIONS
 from ..integrate.steppers import STEPPERS
-from .outputs import default_out, plan_run_outputs, write_run_outputs
+from .outputs import default_out, plan_run_outputs, write_run_outputs, write_streamed_run
 from .summary import human_summary
 
 #: the continuous formulations and the discrete ones of the energy-momentum stepper (paper 004)
@@ -59,24 +60,28 @@ PLOT_STATES = 500
 @click.option("--eliminate", default="", metavar="ROWS",
               help="lagrange: comma-separated constraint rows (e.g. 'C.y,W4.normal') eliminated as redundant "
                    "(paper 003 Sect. 3.1; their reactions become zero); default: minimum-norm multipliers.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None,
+@click.option("--out", default=None, metavar="PATH",
               help="Result file (HDF5; default MODEL.h5 in the current directory).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also export CSV.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--csv", "csv_path", default=None, metavar="PATH", help="Also export CSV.")
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write PNG figures into this directory. Without --output-times/--output-step/"
                    "--output-interval the run then stores 501 evenly spaced states (and the events), so the "
                    "curves are smooth, when the integrator has a dense output (not for --formulation nullspace, "
                    "whose figures show the tangent basis of each step).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--report", "report_path", default=None, metavar="FILE",
               help="Also write a self-contained HTML report (summary, interactive figures, events, animation; "
                    "needs 'multibody[report]'); like --plot, stores 501 evenly spaced states by default.")
 @click.option("--start-at-equilibrium", is_flag=True,
               help="Start at rest at the static equilibrium nearest to the model's initial configuration "
                    "(multibody equilibrium), so the run has no transient from an unbalanced start.")
+@click.option("--stream", is_flag=True,
+              help="Write the stored states into the result file block by block during the run (memory stays "
+                   "flat however long the run; --csv/--plot/--report read the file back). Not with events.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
-            out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False, report_path=None):
+            out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False, report_path=None,
+            stream=False):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
     from ..fast.warm import cold_start
@@ -96,11 +101,12 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     t_end = default_t if t_end is None else t_end
     if step is None and STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete:   # the paper's step
         step = _natural_step(model)
-    if (plot_dir or report_path) and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
+    if (plot_dir is not None or report_path is not None) and not (output_times or output_step or output_interval) and formulation != "nullspace" and \
             STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:   # nullspace figures: per-step basis data
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
                          rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
+    _check_with_origin(options, t_end, model, source.settings)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
     form_opts = ({"stabilization": Stabilization(stabilization)}
                  if formulation in ("lagrange", "projection") and continuous else {})
@@ -113,11 +119,12 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..simulation.events import parse_event
 
     events = tuple(source.events) + tuple(parse_event(e) for e in event_specs)
+    run = partial(simulate, mdl, t_end=t_end, formulation=formulation, options=options, formulation_options=form_opts,
+                  progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     with cold_start("background"):     # a cold numba cache: this run on the NumPy path, compile for the next
-        result = simulate(mdl, t_end=t_end, formulation=formulation,
-                          options=options, formulation_options=form_opts,
-                          progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
-    write_run_outputs(outputs, result, mdl, options)     # all or nothing
+        result = write_streamed_run(outputs, run, mdl, options) if stream else run()
+    if not stream:
+        write_run_outputs(outputs, result, mdl, options)     # all or nothing
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
 
 
@@ -136,6 +143,20 @@ def suggested(settings: dict, **given):
         from_default = ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT
         out.append(settings[name] if from_default and name in settings else value)
     return out
+
+
+def _check_with_origin(options, t_end, model: str, settings: dict) -> None:
+    """The run options checked before the run; a bad value that came from the model file's [simulation]
+    table is reported as the file's (issue 17)."""
+    from ..simulation.options import check_options
+
+    try:
+        check_options(options, 0.0, t_end)
+    except MultibodyError as exc:
+        if not settings:
+            raise
+        raise MultibodyError(f"{exc} (the model file '{model}' suggests in its [simulation] table: "
+                             f"{', '.join(f'{k} = {v!r}' for k, v in settings.items())})") from None
 
 
 def _times(text: str) -> tuple:

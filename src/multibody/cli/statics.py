@@ -41,9 +41,9 @@ def equilibrium_cmd(model, as_json):
 @click.option("--at", "at", type=click.Choice(["equilibrium", "initial"]), default="equilibrium",
               show_default=True, help="Linearise about the static equilibrium found from the initial configuration, "
                                       "or about the initial configuration itself (it must be an equilibrium).")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--plot", "plot_dir", default=None, metavar="DIR",
               help="Write one PNG per mode (the mechanism at the equilibrium and displaced along the mode).")
-@click.option("--animate", "animation", type=click.Path(dir_okay=False), default=None,
+@click.option("--animate", "animation", default=None, metavar="FILE",
               help="Animate mode --mode K on the mechanism (.gif, .mp4 or .html, as multibody animate).")
 @click.option("--mode", "mode_number", type=click.IntRange(min=1), default=1, show_default=True,
               help="Which mode --animate shows (1 = the lowest).")
@@ -56,13 +56,13 @@ def modes_cmd(model, at, as_json, plot_dir=None, animation=None, mode_number=1):
     from ..io.model_source import load_model
     from ..results.outputs import check_dir
 
-    if plot_dir:
+    if plot_dir is not None:
         check_dir("--plot", plot_dir)
 
     mdl, _ = load_model(model)
-    if animation:
+    if animation is not None:
         from ..report.source import ANIMATION_SUFFIXES, check_output
-        check_output(animation, ANIMATION_SUFFIXES)
+        check_output(animation, ANIMATION_SUFFIXES, "--animate")
     try:
         eq = equilibrium(mdl, max_iterations=0) if at == "initial" else equilibrium(mdl)
     except MultibodyError as exc:
@@ -75,7 +75,7 @@ def modes_cmd(model, at, as_json, plot_dir=None, animation=None, mode_number=1):
     if plot_dir:
         from ..plot.modes import mode_figures
         figures = [str(p) for p in mode_figures(mdl, eq, md, plot_dir)]
-    if animation:
+    if animation is not None:
         if mode_number > len(md.frequencies_hz):
             raise MultibodyError(f"Model '{mdl.name}' has {len(md.frequencies_hz)} modes; --mode {mode_number} "
                                  "does not exist.")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import MultibodyError
-from ..results.outputs import check_distinct, check_file
+from ..results.outputs import Outputs
 
 #: the table formats of `sweep --out`
 SWEEP_SUFFIXES = (".csv", ".h5", ".hdf5")
@@ -34,7 +34,7 @@ SWEEP_SUFFIXES = (".csv", ".h5", ".hdf5")
 @click.option("--tls-cert", default=None, metavar="PEM", help="With --scheduler tls://...: this client's certificate.")
 @click.option("--tls-key", default=None, metavar="PEM", help="With --scheduler tls://...: this client's private key.")
 @click.option("--batch-size", type=int, default=None, help="Scenarios per Dask task (default: automatic).")
-@click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--out", "outs", multiple=True, metavar="PATH",
               help="Result table: .csv and/or .h5 (repeatable; default MODEL-sweep.csv).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and the rows as one JSON object.")
 def sweep_cmd(model, params, t_end, rtol, atol, integrator, formulation, workers, scheduler, batch_size, outs,
@@ -50,10 +50,10 @@ def sweep_cmd(model, params, t_end, rtol, atol, integrator, formulation, workers
     if batch_size is not None and batch_size < 1:
         raise MultibodyError(f"--batch-size must be a positive integer, got {batch_size}.")
     stem = Path(model).stem if model.endswith(".py") else model
-    outs = outs or (f"{stem}-sweep.csv",)
-    for i, p in enumerate(outs):            # checked before the run (issue 17): exit 2 naming the path
-        check_file("--out", p, SWEEP_SUFFIXES)
-    check_distinct({f"--out #{i + 1}": p for i, p in enumerate(outs)})
+    outputs, keys = Outputs(), []      # checked before the run, written all or none (issue 17)
+    for i, p in enumerate(outs or (f"{stem}-sweep.csv",)):
+        keys.append("--out" if i == 0 else f"--out ({i + 1})")
+        outputs.file(keys[-1], p, SWEEP_SUFFIXES)
     tls = {"ca_file": tls_ca_file, "cert": tls_cert, "key": tls_key} if tls_ca_file or tls_cert or tls_key else None
     spec = resolve_model(model)
     defaults = {"rtol": rtol, "atol": atol, "integrator": integrator, "formulation": formulation,
@@ -61,7 +61,10 @@ def sweep_cmd(model, params, t_end, rtol, atol, integrator, formulation, workers
     scenarios = grid(parsed) if parsed else [{}]
     table = sweep(spec, scenarios, workers=workers, scheduler=scheduler, defaults=defaults,
                   batch_size=batch_size, progress=sys.stderr.isatty() and not as_json, tls=tls)
-    files = [str(table.save(p)) for p in outs]
+    with outputs.staging():
+        for key in keys:
+            table.write_to(outputs.stage(key), outputs.files[key].suffix)
+    files = [str(outputs.final(key)) for key in keys]
     m = table.meta
     summary = {"model": spec.name, "scenarios": len(table), "ok": len(table) - len(table.failed),
                "failed": len(table.failed), "workers": m["workers"], "scheduler": m["scheduler"],

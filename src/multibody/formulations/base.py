@@ -80,6 +80,10 @@ class Formulation:
     #: dense output (output times, simulation.recorder) are then projected the same way
     projects_state = False
 
+    #: True when ``after_step`` changes how ``rhs`` reads y (a new basis, other independent coordinates, other
+    #: rows): a step's continuous extension must then be completed before that action (simulation.driver.advance)
+    rhs_changes_after_step = False
+
     #: optional ``(t, y, err) -> err`` applied to the integrator's local error estimate (e.g. the
     #: tangent-space part for a projection method); None measures the whole error
     error_filter = None

@@ -87,6 +87,11 @@ class Lagrange(Formulation):
 
     name = "lagrange"
     supports_nonholonomic = True
+
+    @property
+    def rhs_changes_after_step(self) -> bool:
+        """With ``choose_rows`` the rows of the acceleration solve are chosen anew after each step."""
+        return bool(self.choose_rows)
     projects_state = True
 
     def __init__(self, model, *, stabilization: Stabilization = Stabilization(), eliminate=(), choose_rows=None,

@@ -184,13 +184,11 @@ class NullSpace(Formulation):
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
         A = self.ws.velocity_constraints(t, x, v_before)[1]
         pqr = pivoted_qr(A, self.rank_tol)
-        if self.basis == "flow":
-            T = smooth_reorthogonalize(T, A, self.reg)                                  # App. A
-        elif pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
-            T = smooth_reorthogonalize(T, A, self.reg)      # fresh QR undetermined here: keep T
+        if self.basis == "flow" or pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
+            T_new = smooth_reorthogonalize(T, A, self.reg)                              # App. A
         else:
             T_new = pqr.Q[:, self.generic_rank:]
-            w, T = T_new.T @ (T @ w), T_new
+        w, T = T_new.T @ (T @ w), T_new     # the same physical velocity, in the new basis (its tangent part)
         prev = self._last
         self._store(t, pqr, w, T)
         self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))

@@ -85,8 +85,9 @@ class ContinuationNullSpace(NullSpace):
         return next((c for c in reversed(self._charts) if c.t <= t), self._charts[0])
 
     def continued_basis(self, t) -> np.ndarray:
-        """T(t) (n, f): the basis of the step containing t carried to t by eq. 22, (Q_k expm(Omega_k (t - t_k)))[:, r:]
-        (used to identify the continuing motion at a singular configuration from the continued basis, N3)."""
+        """T(t) (n, f): the basis of the step containing t carried to t by eq. 22,
+        (Q_k expm(Omega_k (t - t_k)))[:, r:] (the continuing motion at a singular configuration from the
+        continued basis, N3)."""
         c = self._chart_at(t)
         return continue_expm(np.hstack([c.Q1, c.T]), c.Omega, t - c.t)[:, c.Q1.shape[1]:]
 
@@ -95,7 +96,7 @@ class ContinuationNullSpace(NullSpace):
         return y[:n], self._kinematics(t, y[:n], y[n:], self._chart_at(t))[0]
 
     def _kinematics(self, t, x, w, chart):
-        """x' (n,), X (n, f), A, Q1 G^+ (n, m) at (t, x) in the chart (eqs 9, 11b)."""
+        """x' (n,), X (n, f), A (m, n) and G^+ (the SmoothPinv of G = A Q1) at (t, x) in the chart (eqs 9, 11b)."""
         _, A, Phi_t, _ = self.ws.velocity_constraints(t, x, np.zeros_like(x))
         Q1, T = chart.Q1, chart.T
         Gp = SmoothPinv.of(A @ Q1, self.reg)
@@ -120,7 +121,9 @@ class ContinuationNullSpace(NullSpace):
     def rhs(self, t, y):
         self.nfev += 1
         n = self.model.n
-        xdot, _, z, *_ = self._chart_dynamics(t, y[:n], y[n:], self._chart)
+        # the chart of the step containing t: a stepper's dense output may evaluate stages of a step after its
+        # after_step (dop853's extra stages), in that step's chart
+        xdot, _, z, *_ = self._chart_dynamics(t, y[:n], y[n:], self._chart_at(t))
         return np.concatenate([xdot, z])
 
     def accelerations(self, t, q, v):
@@ -174,7 +177,7 @@ class ContinuationNullSpace(NullSpace):
         """As :meth:`.NullSpace.channels` (rank and R diagonal of the last accepted step), with qd_ind = w and T
         those of y in the chart of its step (a sample inside a step: the step's frozen basis)."""
         out = super().channels(t, y)
-        T, names = self._chart_at(t).T, self.model.coordinate_names
+        T = self._chart_at(t).T
         out["qd_ind"] = (y[self.model.n:], out["qd_ind"][1])
         out["T"] = (T.ravel(), out["T"][1])
         return out

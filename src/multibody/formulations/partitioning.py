@@ -72,6 +72,8 @@ class Partitioning(Formulation):
     independent: initial independent coordinates (names or indices); default: the best set by the
     criterion at the initial state."""
 
+    rhs_changes_after_step = True       # a switch gives y[n:] other independent velocities
+
     name = "partitioning"
 
     def __init__(self, model, *, independent=None, switching: SwitchPolicy = SwitchPolicy(),

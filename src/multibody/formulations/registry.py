@@ -45,4 +45,10 @@ def make_formulation(name: str, model: Model, **options) -> Formulation:
             takes = ", ".join(k for k in accepted if k not in ("model", "self")) or "none"
             raise MultibodyError(f"formulation '{name}' has no option {', '.join(map(repr, unknown))}; "
                                  f"its options: {takes}.")
-    return known[name](model, **options)
+    try:
+        return known[name](model, **options)
+    except TypeError as exc:     # an option passed on to another class (projection -> Lagrange)
+        if "unexpected keyword argument" not in str(exc):
+            raise
+        option = str(exc).rpartition("unexpected keyword argument ")[2]
+        raise MultibodyError(f"formulation '{name}' has no option {option}.") from None

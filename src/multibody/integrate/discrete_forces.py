@@ -17,8 +17,12 @@ so what holds for which element follows from its Q_bar (:mod:`multibody.model.di
   holds with their mid-point work Q_bar . dq (a second-order approximation of the exact work);
 * momentum maps: springs between two bodies and torsion springs exert equal and opposite loads, so
   they keep the total momenta of a free system; elements attached to the ground and user loads do not;
-* drivers (rheonomic rows) are not taken by the scheme: G(q_mid) dq = Phi(q_{n+1}) - Phi(q_n) no
-  longer vanishes, and the reduced scheme's null-space matrices know only the pairs.
+* drivers (rheonomic rows; constrained scheme only, the reduced scheme's null-space matrices know
+  only the pairs): Phi(q_{n+1}, t_{n+1}) = 0 and G(q_mid, t_mid) in (10), so
+  E_{n+1} - E_n = Q_bar . dq - lam . G(q_mid, t_mid) dq: the driver's discrete work. For a slide
+  driver (time-independent quadratic form minus f(t)) G(q_mid) dq = f(t_{n+1}) - f(t_n) exactly,
+  so its work is -lam (f_{n+1} - f_n); for an angle driver the coefficients cos f, sin f are taken
+  at t_mid and the work is -lam G(q_mid, t_mid) dq (second-order accurate).
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ class DiscreteForces:
     elements that have ``discrete`` (director_forces); ``__call__(qn, dq, t)`` is batched over the
     leading dimensions of dq and complex-safe."""
 
-    def __init__(self, model, dt: float):
+    def __init__(self, model, dt: float, scheme: str = "constrained"):
         self.n, self.dt = model.n, float(dt)
         self.gradV = -sum((f.g[:model.n] for f in model.forces if isinstance(f, ConstantForce)), np.zeros(model.n))
         self.elements = [f for f in model.forces if not isinstance(f, ConstantForce)]
@@ -45,9 +49,10 @@ class DiscreteForces:
             raise MultibodyError(f"model '{model.name}': the energy-momentum scheme takes uniform gravity and the "
                                  f"spatial springs, dampers, forces and torques only, not {', '.join(bad)}.")
         driven = [lab for g in model.constraints if g.motions for lab in g.labels]
-        if driven:
-            raise MultibodyError(f"model '{model.name}': the energy-momentum scheme does not take drivers (rows "
-                                 f"{', '.join(driven)}); run it with lagrange and a Runge-Kutta integrator.")
+        if driven and scheme == "reduced":
+            raise MultibodyError(f"model '{model.name}': the reduced energy-momentum scheme does not take drivers "
+                                 f"(rows {', '.join(driven)}): its discrete null space knows the pairs only; use "
+                                 "--formulation constrained, or lagrange with a Runge-Kutta integrator.")
         self.batched = [f for f in self.elements if type(f).__name__ != "SpatialLoads"]
         self.loads = [f for f in self.elements if type(f).__name__ == "SpatialLoads"]
 
@@ -63,8 +68,13 @@ class DiscreteForces:
             out = out + f.discrete(q0, q1, self.dt)
         for f in self.loads:
             flat = q1.reshape(-1, q1.shape[-1])
-            out = out + np.array([f.discrete(q0.astype(row.dtype), row, self.dt, t) for row in flat]
-                                 ).reshape(q1.shape)
+            try:
+                out = out + np.array([f.discrete(q0.astype(row.dtype), row, self.dt, t) for row in flat]
+                                     ).reshape(q1.shape)
+            except TypeError as exc:       # e.g. float() of a complex argument
+                raise MultibodyError(f"loads {', '.join(f.names)}: under the energy-momentum scheme the load "
+                                     "functions must accept complex q and v (complex-step Jacobians; NumPy "
+                                     f"functions do): {exc}") from None
         return out[..., :self.n]
 
     def residual(self, qn, dq, t=0.0):

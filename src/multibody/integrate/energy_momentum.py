@@ -6,7 +6,10 @@ Constrained scheme (eq. 10) with v_{n+1/2} = (v_n + v_{n+1})/2 eliminated:
     R_q = 2/dt M (q_{n+1} - q_n) - 2 M v_n + dt grad V + dt G(q_{n+1/2})^T lam = 0   (n rows)
     R_l = Phi(q_{n+1}) = 0                                                          (m rows)
 
-unknowns (q_{n+1}, lam). All constraints are at most quadratic, so the discrete Jacobian is
+unknowns (q_{n+1}, lam); springs, dampers and applied loads add -dt Q_bar to R_q
+(:mod:`multibody.integrate.discrete_forces`, issue 23), grad V being uniform gravity; driver rows
+(constrained scheme only) enter as Phi(q_{n+1}, t_{n+1}) = 0 with G(q_{n+1/2}, t_{n+1/2}).
+All constraints are at most quadratic, so the discrete Jacobian is
 G(q_{n+1/2}) (eqs 38, 67) and the scheme conserves energy and the momentum maps of symmetries
 exactly, up to the Newton tolerance. The iteration matrix [[2/dt M + dt/2 sum lam_k H_k, dt G^T],
 [G, 0]] has singular values ~1/dt and ~dt^2, hence condition ~dt^-3 (Tables II-V).
@@ -75,7 +78,7 @@ class EnergyMomentumStepper:
         self.M = model.mass_matrix
         if self.M is None:
             raise MultibodyError(f"model '{model.name}': the energy-momentum scheme needs a constant mass matrix.")
-        self.forces = DiscreteForces(model, dt)           # gravity, spatial springs, dampers, loads (issue 23)
+        self.forces = DiscreteForces(model, dt, scheme)   # gravity, spatial springs, dampers, loads (issue 23)
         self.gradV, self.t_mid = self.forces.gradV, 0.5 * dt
         self.ws = Workspace(model)
         self.tree = build_tree(model)
@@ -100,7 +103,7 @@ class EnergyMomentumStepper:
     def _select(self, qn):
         """Independent constraint rows (constrained scheme) or closure rows and dependent unknowns
         (reduced scheme) by pivoted QR (linalg.pivoted_qr) at q_n."""
-        A = self.ws.constraints(0.0, qn, np.zeros(self.model.n))[1]
+        A = self.ws.constraints(self.t_mid - 0.5 * self.dt, qn, np.zeros(self.model.n))[1]
         if self.scheme == "constrained":
             rows = pivoted_qr(A).independent_rows
             if len(rows) != len(self.rows):
@@ -160,16 +163,21 @@ class EnergyMomentumStepper:
 
     # ------------------------------------------------------------------ steps
     def step(self, qn, vn, t=0.0):
-        """(q_{n+1}, v_{n+1}) from (q_n, v_n) at t_n = t (the time enters user loads only)."""
+        """(q_{n+1}, v_{n+1}) from (q_n, v_n) at t_n = t (the time enters user loads and drivers)."""
         self.t_mid = t + 0.5 * self.dt
         self._select(qn)
         dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
         return qn + dq, 2 / self.dt * dq - vn
 
-    def _converged(self, r, split, scale):
+    def _converged(self, r, split, scale, qn):
+        """The dynamic rows against ``scale`` (momenta, forces), the constraint rows against the size of the
+        coordinates they are evaluated from, max(1, L, |q_n|): Phi(q) carries round-off eps |q|, so a body that
+        has flown far (the planar pair: |q| = 6e3 after 26 s at the paper's dt = 0.01) can no longer meet an
+        absolute 1e-13 L (Newton stalled at |Phi| = 8e-13 and the run stopped)."""
         dyn, con = r[:split], r[split:]
+        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
         return (np.max(np.abs(dyn), initial=0) <= self.tol.residual * scale
-                and np.max(np.abs(con), initial=0) <= self.tol.residual * max(1.0, self.model.length_scale))
+                and np.max(np.abs(con), initial=0) <= self.tol.residual * size)
 
     def _reduced_step(self, qn, vn):
         d, h = self.tree.d, COMPLEX_STEP
@@ -183,7 +191,7 @@ class EnergyMomentumStepper:
         closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
         for it in range(self.tol.max_iterations + 1):
             r, dq = self._reduced_residual(qn, vn, mu)
-            if self._converged(r / closure, split, scale):
+            if self._converged(r / closure, split, scale, qn):
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     mu = mu - np.linalg.solve(J, r.real)
                     dq = self._reduced_residual(qn, vn, mu)[1]
@@ -205,10 +213,10 @@ class EnergyMomentumStepper:
         scale = self._scale(vn, qn)
         zero = np.zeros(n)
         for it in range(self.tol.max_iterations + 1):
-            Gm = self.ws.constraints(0.0, qn + 0.5 * dq, zero)[1][rows]
-            Phi1, G1 = (x[rows] for x in self.ws.constraints(0.0, qn + dq, zero)[:2])
+            Gm = self.ws.constraints(self.t_mid, qn + 0.5 * dq, zero)[1][rows]
+            Phi1, G1 = (x[rows] for x in self.ws.constraints(self.t_mid + 0.5 * dt, qn + dq, zero)[:2])
             r = np.concatenate([self._momentum_residual(vn, dq, qn) + dt * Gm.T @ lam, Phi1])
-            if self._converged(r, n, scale):
+            if self._converged(r, n, scale, qn):
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     dx = np.linalg.solve(J, r)
                     dq, lam = dq - dx[:n], lam - dx[n:]
@@ -232,7 +240,9 @@ class EnergyMomentumStepper:
         full[self.rows] = lam
         out, start = np.zeros((self.model.n, self.model.n)), 0
         for g in self.model.constraints:
-            out += g.hessian_sum(full[start:start + g.rows], self.model.n)
+            part = full[start:start + g.rows]
+            out += (g.hessian_sum_at(part, self.model.n, self.t_mid) if hasattr(g, "hessian_sum_at")   # drivers
+                    else g.hessian_sum(part, self.model.n))
             start += g.rows
         return out
 

@@ -28,8 +28,13 @@ both block rows are of order one (Bottasso, Bauchau & Cardona 2007 preconditioni
 with beta' = (1 - alpha_m) / (h^2 beta (1 - alpha_f)), gamma' = gamma / (h beta), K_t and C_t from
 :mod:`.tangent_matrix` (coloured differences) and the sparse LU of SuperLU. The matrix is kept over
 iterations and steps while the increments contract fast enough (modified Newton); an increment that
-does not is discarded and recomputed with the matrix rebuilt at the current iterate (Newton); a step whose iterations do not converge is
-retried as two half steps.
+does not is discarded and recomputed with the matrix rebuilt at the current iterate (Newton); with a fixed
+step (--step) a step whose iterations do not converge is retried as two half steps.
+
+Without --step the step is controlled: the local position error is estimated by h^2 (beta - 1/6)
+(a_{n+1} - a_n) (Zienkiewicz & Xie 1991) and measured as dopri5's is (RMS of error / (atol + rtol |q|)); a
+step above the tolerance, or whose Newton iterations do not converge, is retried with a smaller h, and
+the next h follows the estimate (order 3 in h).
 
 Positions satisfy Phi = 0 to the Newton tolerance at every step; the velocities satisfy the velocity
 constraints only to O(h^2) (index-3 formulation; the recorded series show it under "violation").
@@ -49,6 +54,15 @@ from .explicit import IntegrationError, Step
 from ..assembly import use_sparse
 from .tangent_matrix import TangentMatrices
 
+
+#: error control (no --step): first step as a fraction of the run, smallest step (as a fraction of what is
+#: left of the run), step ratio bounds and safety factor of the controller
+FIRST_STEP = 1e-4
+MIN_STEP = 1e-12
+GROWTH, SHRINK, SAFETY = 2.0, 0.2, 0.9
+#: after a step whose Newton iterations failed, the step stays below half of it, a ceiling that rises by this
+#: factor per accepted step (growing straight back by GROWTH failed again and again in a whipping chain)
+CAP_RELAX = 1.1
 
 #: smallest accepted |U_ii| / max |U_ii| of a dense LU of the iteration matrix (below: singular)
 SINGULAR_PIVOT = 1e-14
@@ -106,10 +120,14 @@ class GeneralizedAlpha:
     #: the stepper keeps Phi = 0 itself: the driver must not project after its steps
     constrained = True
 
-    def __init__(self, form, t0: float, y0: np.ndarray, t_bound: float, *, step: float,
-                 rho_inf: float = 0.9, newton: NewtonControl = NewtonControl()):
-        if step is None or not (np.isfinite(step) and step > 0):
-            raise IntegrationError(f"generalized-alpha needs a positive fixed step, got {step}.")
+    def __init__(self, form, t0: float, y0: np.ndarray, t_bound: float, *, step: float | None,
+                 rho_inf: float = 0.9, newton: NewtonControl = NewtonControl(), rtol: float = 1e-6,
+                 atol: float = 1e-8):
+        self.adaptive, self.rtol, self.atol, self.h_cap = step is None, float(rtol), float(atol), np.inf
+        if self.adaptive:       # error control (module doc): start small, the controller grows the step
+            step = FIRST_STEP * (t_bound - t0)
+        if not (np.isfinite(step) and step > 0):
+            raise IntegrationError(f"generalized-alpha needs a positive step, got {step}.")
         self.form, self.ws, self.model = form, form.ws, form.model
         if self.model.h:
             raise IntegrationError(f"generalized-alpha integrates holonomic constraints only; the model has "
@@ -134,7 +152,9 @@ class GeneralizedAlpha:
                 "tangent_column_groups": self.tangent.K.n_groups}
 
     def step(self) -> Step:
-        """Advance by the fixed step (the last one shortened to end at t_bound)."""
+        """Advance by the fixed step (the last one shortened to end at t_bound), or by the controlled one."""
+        if self.adaptive:
+            return self._controlled_step()
         left = self.t_bound - self.t
         h = left if left <= self.h * (1 + LAST_STEP_SLACK) else self.h
         t_old = self.t
@@ -157,6 +177,43 @@ class GeneralizedAlpha:
         self.n_rejected += 1
         self._advance(h / 2, halvings - 1)
         self._advance(h / 2, halvings - 1)
+
+    def _controlled_step(self) -> Step:
+        """One step under error control (module doc): an unconverged Newton halves h and caps it there (CAP_RELAX),
+        an error estimate above the tolerance shrinks it by the estimate's order (3 in h), an accepted one
+        proposes the next h."""
+        t_old, span = self.t, self.t_bound - self.t
+        while True:
+            left = self.t_bound - self.t
+            h = left if left <= self.h * (1 + LAST_STEP_SLACK) else self.h
+            if h < MIN_STEP * max(span, self.t_bound - self.t, 1e-300) and h < left:
+                raise IntegrationError(f"generalized-alpha: the step collapsed to {h:.3g} s at t = {self.t:.6g} "
+                                       "(Newton does not converge or the error estimate stays above the tolerance).")
+            out = self._attempt(h)
+            if out is None:         # Newton's limit, not the error's: keep below it for a while (CAP_RELAX)
+                self.n_rejected += 1
+                self.h = self.h_cap = h / 2
+                continue
+            err = self._error(h, out)
+            factor = min(GROWTH, max(SHRINK, SAFETY * max(err, 1e-10) ** (-1.0 / 3.0)))
+            if err <= 1.0:
+                self.t += h
+                self.y, self.a, self.abar, self.lam = out
+                self.h_cap *= CAP_RELAX
+                self.h = min(h * factor, self.h_cap)
+                self.n_accepted += 1
+                return Step(t_old, self.t, self.y.copy(), self.t - t_old, err, None)
+            self.n_rejected += 1
+            self.h = h * min(factor, 1.0)
+
+    def _error(self, h: float, out) -> float:
+        """RMS over the coordinates of e_q / (atol + rtol max(|q_n|, |q_n+1|)), e_q = h^2 (beta - 1/6)
+        (a_n+1 - a_n): the leading term of the local position error of Newmark-type formulas (Zienkiewicz &
+        Xie 1991, Earthquake Eng. Struct. Dyn. 20:871-887, eq. 9), with the generalized-alpha beta."""
+        n = self.n
+        e = h * h * abs(self.par.beta - 1.0 / 6.0) * (out[1] - self.a)
+        scale = self.atol + self.rtol * np.maximum(np.abs(self.y[:n]), np.abs(out[0][:n]))
+        return float(np.sqrt(np.mean((e / scale) ** 2))) if n else 0.0
 
     def _attempt(self, h: float):
         """Newton iterations of one step (module doc); (y, a, abar, lambda) or None if not converged."""

@@ -47,7 +47,7 @@ def _runge_kutta(tableau):
 
 def _generalized_alpha(form, t0, y0, t_bound, o):
     from .generalized_alpha import GeneralizedAlpha
-    return GeneralizedAlpha(form, t0, y0, t_bound, step=o.step, rho_inf=o.rho_inf)
+    return GeneralizedAlpha(form, t0, y0, t_bound, step=o.step, rho_inf=o.rho_inf, rtol=o.rtol, atol=o.atol)
 
 
 def _energy_momentum(form, t0, y0, t_bound, o):
@@ -58,8 +58,9 @@ def _energy_momentum(form, t0, y0, t_bound, o):
 STEPPERS: dict[str, StepperSpec] = {
     **{name: StepperSpec(_runge_kutta(tab), fixed_step=tab.error_order is None, dense_output=True)
        for name, tab in TABLEAUX.items()},
-    # index-3 DAE with multipliers (Arnold & Bruels), sparse Newton: stiff and large planar models
-    "generalized-alpha": StepperSpec(_generalized_alpha, fixed_step=True, dense_output=False,
+    # index-3 DAE with multipliers (Arnold & Bruels), sparse Newton: stiff and large planar models; --step
+    # fixed, else adaptive with a local error estimate (integrate.generalized_alpha)
+    "generalized-alpha": StepperSpec(_generalized_alpha, fixed_step=False, dense_output=False,
                                      formulations=("lagrange",)),
     # paper 004 eq. 10 and the discrete null space method: spatial director models
     "energy-momentum": StepperSpec(_energy_momentum, fixed_step=True, dense_output=False,

@@ -26,7 +26,7 @@ PLANAR_METHODS = ("__init__", "add_body", "add_bar", "add_point_mass", "revolute
                   "driver", "drive_coordinate", "knife_edge", "spring_damper", "hold", "set_velocity",
                   "add_configuration", "constraint", "pfaffian", "force", "torque")
 SPATIAL_METHODS = ("__init__", "add_body", "joint", "gravity", "spring_damper", "rotational_spring_damper", "driver",
-                   "force", "torque")
+                   "force", "torque", "constraint", "pfaffian", "hold")
 _PAIRS = {"S": "spherical", "R": "revolute", "C": "cylindrical", "P": "prismatic", "E": "planar"}
 
 
@@ -154,6 +154,7 @@ def _event(model_name, e) -> dict:
 def _spatial(name, calls, model) -> dict:
     data = {"format": FORMAT}
     bodies, joints = [], []
+    sections = {k: [] for k in ("drivers", "springs", "rotational_springs")}
     for method, a in calls:
         a = {k: _plain(v) for k, v in a.items() if v is not None}
         if method == "__init__":
@@ -166,9 +167,11 @@ def _spatial(name, calls, model) -> dict:
             joints.append({"name": a["name"], "type": _PAIRS[a["kind"]],
                            "bodies": [a.get("body1", "ground"), a["body2"]],
                            **{k: a[k] for k in ("point", "point2", "axis") if k in a}})
-        elif method in SPATIAL_METHODS[4:]:     # issue 23's elements: no model-file keys yet
+        elif method in ("spring_damper", "rotational_spring_damper", "driver"):    # issue 23's elements
+            _spatial_element(name, method, a, sections)
+        elif method in SPATIAL_METHODS[4:]:
             raise NotExpressible(f"model '{name}' uses SpatialModelBuilder.{method}: a model file cannot express "
-                                 "spatial springs, drivers or loads yet.")
+                                 "it (use a Python model file).")
         elif method == "gravity":
             direction = np.asarray(a.get("direction", (0, 0, -1)), float)
             data["gravity"] = (a.get("g", 9.81) * direction / np.linalg.norm(direction)).tolist()
@@ -176,7 +179,23 @@ def _spatial(name, calls, model) -> dict:
     data["bodies"] = bodies
     if joints:
         data["joints"] = joints
+    data.update({k: v for k, v in sections.items() if v})
     return data
+
+
+def _spatial_element(name, method, a, sections) -> None:
+    """A spatial driver, spring-damper or torsion spring-damper call as its file table (issue 23)."""
+    if method == "driver":
+        sections["drivers"].append({**({"name": a["name"]} if "name" in a else {}), "joint": a["joint"],
+                                    **({"driven": a["coordinate"]} if "coordinate" in a else {}),
+                                    "motion": _motion(name, a["motion"])})
+    elif method == "spring_damper":
+        sections["springs"].append({"name": a["name"], "bodies": [a.get("body1", "ground"), a.get("body2", "ground")],
+                                    **{k: a[k] for k in ("point1", "point2", "stiffness", "damping", "free_length")
+                                       if k in a}})
+    else:
+        sections["rotational_springs"].append({k: a[k] for k in ("name", "joint", "stiffness", "damping", "free_angle")
+                                               if k in a})
 
 
 def _spatial_rates(bodies, model) -> None:

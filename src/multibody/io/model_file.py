@@ -46,7 +46,10 @@ def merge_urdf(data: dict, folder: Path) -> dict:
     file's own gravity, if given, replaces the URDF's."""
     from .urdf import urdf_data
 
-    base = urdf_data(folder / data["urdf"], data.get("urdf_joints"))
+    try:
+        base = urdf_data(folder / data["urdf"], data.get("urdf_joints"))
+    except MultibodyError as exc:     # name the model file that points to the URDF (issue 17)
+        raise type(exc)(f"urdf = {data['urdf']!r} of the model file in '{folder}': {exc}") from None
     merged = {k: v for k, v in data.items() if k not in ("urdf", "urdf_joints")}
     merged["bodies"] = base["bodies"] + data.get("bodies", [])
     merged["joints"] = base["joints"] + data.get("joints", [])
@@ -167,7 +170,20 @@ def _spatial(data) -> Model:
     g = np.array(data.get("gravity", (0.0, 0.0, 0.0)), dtype=float)
     if np.any(g):
         b.gravity(float(np.linalg.norm(g)), g)
+    _spatial_elements(b, data)
     return b.build()
+
+
+def _spatial_elements(b, data) -> None:
+    """Drivers (motors), spring-dampers and torsion spring-dampers of a spatial file (issue 23)."""
+    for d in data.get("drivers", []):
+        b.driver(d["joint"], motion_from_data(d["motion"]), coordinate=d.get("driven"), name=d.get("name"))
+    for s in data.get("springs", []):
+        b1, b2 = (None if x == "ground" else x for x in s["bodies"])
+        b.spring_damper(s["name"], b1, b2, point1=s["point1"], point2=s["point2"],
+                        **_pick(s, "stiffness", "damping", "free_length"))
+    for s in data.get("rotational_springs", []):
+        b.rotational_spring_damper(s["name"], s["joint"], **_pick(s, "stiffness", "damping", "free_angle"))
 
 
 # ----------------------------------------------------------------------------- events

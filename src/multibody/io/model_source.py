@@ -33,8 +33,8 @@ def load_source(spec: str) -> FileModel:
     build = module.build
     try:
         model = run_user_code(build, f"build() in '{spec}'")
-    except MultibodyError:
-        raise
+    except MultibodyError as exc:
+        raise exc if spec in str(exc) else type(exc)(f"model file '{spec}': {exc}") from None
     except Exception as exc:
         raise MultibodyError(f"build() in '{spec}' raised {type(exc).__name__}: {exc}") from None
     if not isinstance(model, Model):

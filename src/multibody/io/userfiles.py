@@ -11,9 +11,11 @@ import importlib.util
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 from ..errors import MultibodyError
+from ..results.tempfiles import Terminated
 
 #: seconds a model file may take to load and to build its model (main thread of the command line)
 TIME_LIMIT_S = 120.0
@@ -40,20 +42,29 @@ def run_user_code(fn, what: str, *args, **kwargs):
     if timed:
         def alarm(_signum, _frame):
             raise _TimeUp
+        outer, started = signal.getitimer(signal.ITIMER_REAL)[0], time.monotonic()   # a caller's own timer
         previous = signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, limit)
+        signal.setitimer(signal.ITIMER_REAL, min(limit, outer) if outer else limit)
     try:
         return fn(*args, **kwargs)
+    except Terminated:
+        raise
     except SystemExit as exc:
         raise MultibodyError(f"{what} called sys.exit({'' if exc.code is None else exc.code!r}); a model file "
                              "must return a model, not end the program.") from None
     except _TimeUp:
+        if outer and outer <= limit:     # the caller's deadline, not ours: hand it on
+            signal.signal(signal.SIGALRM, previous)
+            outer = 0.0
+            signal.raise_signal(signal.SIGALRM)
         raise MultibodyError(f"{what} did not finish within {limit:g} s (an endless loop?); "
                              "MULTIBODY_USER_TIMEOUT sets the limit in seconds (0: none).") from None
     finally:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+            if outer:
+                signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-3))
 
 
 def load_module(spec: str, what: str = "build() returning a model"):

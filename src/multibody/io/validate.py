@@ -147,10 +147,11 @@ def _reference_problem(data):
     for i, f in enumerate(data.get("forces", [])):
         if f["body"] not in bodies:
             return ("forces", i, "body"), _unknown("body", f["body"], bodies)
-    joints = [j["name"] for j in data.get("joints", []) if j["type"] in ("revolute", "prismatic")]
+    kinds = ("revolute", "prismatic") + (("cylindrical",) if data["kind"] == "spatial" else ())
+    joints = [j["name"] for j in data.get("joints", []) if j["type"] in kinds]
     for i, d in enumerate(data.get("drivers", [])):
         if "joint" in d and d["joint"] not in joints:
-            return ("drivers", i, "joint"), _unknown("revolute or prismatic joint", d["joint"], joints)
+            return ("drivers", i, "joint"), _unknown(" or ".join(kinds) + " joint", d["joint"], joints)
     if data["kind"] == "spatial" and data.get("joints"):
         for i, j in enumerate(data["joints"]):
             if j["bodies"][1] == "ground":

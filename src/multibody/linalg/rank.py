@@ -23,7 +23,7 @@ import scipy.linalg as sla
 
 @dataclass(frozen=True)
 class RankTolerance:
-    """rtol: relative to the largest |R_ii|; atol: absolute floor (a zero matrix has rank 0)."""
+    """rtol: relative to the largest ``|R_ii|``; atol: absolute floor (a zero matrix has rank 0)."""
 
     rtol: float = float(np.sqrt(np.finfo(float).eps))
     atol: float = 1e-300

@@ -18,7 +18,9 @@ repeat the same information, and R1_s is irrelevant):
 so that  T' = Q1_ns Omega_12 = -Q1_ns R1_ns^-T P_r^T A' T = -A_r^+ A_r' T  with A_r = P_r^T A the
 independent rows: the tangent basis moves only as much as A T = 0 requires, (A T)' = 0 with
 T' in the row space (for m = n and m > n, T = Q1_s and Q2 is empty; the formulas do not change).
-For a constant Omega over a step h, Q_{k+1} = Q_k expm(Omega h) (eq. 22): :func:`continue_expm`.
+For a constant Omega over a step h, Q_{k+1} = Q_k expm(Omega h) (eq. 22): :func:`continue_expm`; for the
+continued Q = [Q1_ns | T] (the fresh Q1_ns, the carried T) Omega is :func:`omega_continued` and the whole
+update with the re-orthogonalisation below is :func:`continue_basis` (``--basis continuation``).
 
 Re-orthogonalisation (Appendix A, novelty N1): the integrated T_{k+1} is replaced by the nearest
 (Frobenius) orthonormal basis of the complement of the new Q1_ns:

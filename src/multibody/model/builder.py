@@ -234,8 +234,9 @@ class ModelBuilder:
     def set_velocity(self, coordinate: str, value: float) -> None:
         """Give the initial velocity of a coordinate; the others follow from A v + Phi_t = 0."""
         body, comp = self._split(coordinate)
+        value = _finite(value, 1, f"velocity of '{coordinate}'", self.name)
         self._velocity_given.append(coordinate)
-        self._bodies[body].vel[("x", "y", "theta").index(comp)] = float(value)
+        self._bodies[body].vel[("x", "y", "theta").index(comp)] = value
 
     def add_configuration(self, name: str, poses: dict) -> None:
         """A named configuration: {body: (x, y, theta)} for every movable body."""
@@ -314,7 +315,7 @@ def _finite(x, size, what, model):
 
 def _positive(x, what):
     try:
-        ok = np.isfinite(float(x)) and float(x) > 0
+        ok = np.isfinite(float(x)) and float(x) >= np.finfo(float).tiny   # a subnormal: 1/x overflows
     except (TypeError, ValueError):
         ok = False
     if not ok:

@@ -88,6 +88,13 @@ class _ChainPotential(ForceElement):
         return self.geometry.potential(qe[: self.n])
 
 
+def _floats(x, what: str, name: str) -> np.ndarray:
+    try:
+        return np.asarray(x, float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"Chain '{name}': {what} must be numbers, got {str(x)[:60]!r}.") from None
+
+
 def serial_chain(name, *, lengths, masses, inertias, com=None, base_angle=0.0, gravity=(0.0, -9.81),
                  q0, v0=None, joint_forces=None, constraints=(), source="") -> Model:
     """A planar serial chain hinged to the ground at the origin, in relative joint angles q.
@@ -96,10 +103,10 @@ def serial_chain(name, *, lengths, masses, inertias, com=None, base_angle=0.0, g
     from the link's proximal joint; default L/2) are length-N sequences; ``joint_forces(q, v, t)`` adds
     generalized forces (e.g. joint torques); constraints as in :func:`matrix_system`.
     """
-    L = np.asarray(lengths, float).reshape(-1)
+    L = _floats(lengths, "lengths", name)
     N = L.size
     arrays = {"masses": masses, "inertias": inertias, "com": L / 2 if com is None else com}
-    arrays = {k: np.asarray(v, float).reshape(-1) for k, v in arrays.items()}
+    arrays = {k: _floats(v, k, name) for k, v in arrays.items()}
     for key, arr in {"lengths": L, **arrays}.items():
         if arr.size != N or not np.all(np.isfinite(arr)):
             raise ModelError(f"Chain '{name}': {key} must be {N} finite numbers, got {arr.tolist()}.")

@@ -11,6 +11,11 @@ Joints are given at the initial configuration in global terms (joint point, axis
 them into body-frame components (eqs 79, 96, 97). ``body1`` may be None or "ground"; ``body2`` is the
 child in the kinematic tree that the reduced energy-momentum scheme walks from the ground or from a
 free root body, so list joints parent -> child.
+
+Elements (issue 23; frozen by :mod:`.director_elements`): spring-dampers and torsion spring-dampers
+(:mod:`.director_forces`), drivers of pair coordinates (:mod:`.director_drivers`), user forces and
+torques, user constraints and Pfaffian rows (:class:`~.constraints.Generic`,
+:class:`~.nonholonomic.GenericPfaffian`), held coordinates.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from ..linalg.rotations import cross, inertia_to_euler, principal_frame
 from .director import (GROUND_Q, PAIR_ROWS, _ROW_NAMES, LowerPairs, SpatialBodies, complement, fold_ground,
                        internal_rows, pair_rows)
 from .forces import ConstantForce
-from .system import Model, check_model
+from .system import Model, _generic_group, check_model, pfaffian_group
 
 
 def _unit(a, what):
@@ -41,6 +46,7 @@ class SpatialModelBuilder:
         self.name, self.source = name, source
         self.bodies, self.joints, self.g = [], [], None
         self.springs, self.torsion, self.drivers, self.loads = [], [], [], []
+        self.user_constraints, self.pfaffians, self.held = [], [], []
         self._element_names = set()
 
     def add_body(self, name, *, mass, inertia, position, directors=None, velocity=(0, 0, 0),
@@ -200,6 +206,30 @@ class SpatialModelBuilder:
         self.loads.append(dict(name=name, kind="torque", i=i, fun=fun, point=None))
         return name
 
+    def constraint(self, name, phi, *, jacobian=None, phi_t=None, gamma=None, rows=None):
+        """A user holonomic constraint Phi(q, t) on the director coordinates (rows "name.0", ...; see
+        :class:`~multibody.model.constraints.Generic`: derivatives by complex step when not given)."""
+        self._new_element(name, "a constraint")
+        if not callable(phi):
+            raise ModelError(f"constraint '{name}' in model '{self.name}': phi must be callable.")
+        self.user_constraints.append(dict(name=name, phi=phi, jacobian=jacobian, phi_t=phi_t, gamma=gamma,
+                                          **({"rows": rows} if rows else {})))
+        return name
+
+    def pfaffian(self, name, psi, *, psi_t=None, gamma=None, rows=None):
+        """A user nonholonomic constraint Psi(q, t) v + psi_t = 0 (e.g. rolling without slipping; see
+        :class:`~multibody.model.nonholonomic.GenericPfaffian`)."""
+        self._new_element(name, "a nonholonomic constraint")
+        if not callable(psi):
+            raise ModelError(f"nonholonomic constraint '{name}' in model '{self.name}': psi must be callable.")
+        self.pfaffians.append(dict(name=name, psi=psi, psi_t=psi_t, gamma=gamma, rows=rows))
+        return name
+
+    def hold(self, *coordinates):
+        """Coordinates ("body.x", "body.d3z", ...) kept at their given value when the initial
+        configuration is assembled."""
+        self.held.extend(coordinates)
+
     def _elements(self, n, q0, v0):
         """The constraint groups of the drivers and the force elements of springs and loads."""
         from . import director_elements as de
@@ -243,9 +273,16 @@ class SpatialModelBuilder:
             forces = (ConstantForce(f),)
         forces += tuple(extra_forces)
         scale = max(1e-3, float(np.max(np.abs([b["phi"] for b in self.bodies]), initial=0.0)))
+        unknown = [c for c in self.held if c not in names]
+        if unknown:
+            raise ModelError(f"model '{self.name}': cannot hold {', '.join(map(str, unknown))}: not coordinates "
+                             "(use 'body.x', 'body.d1x', ...).")
+        groups += [_generic_group(c, n, self.name) for c in self.user_constraints]
         model = Model(self.name, names, tuple(groups), forces, q0, v0, mass_matrix=M,
                       configurations=MappingProxyType({}), length_scale=scale, source=self.source,
-                      joint_bodies=MappingProxyType(self._joint_bodies()))
+                      joint_bodies=MappingProxyType(self._joint_bodies()),
+                      hold=tuple(names.index(c) for c in self.held),
+                      nonholonomic=tuple(pfaffian_group(c, n, self.name) for c in self.pfaffians))
         return check_model(model)
 
     def _internal(self, nb, mass, euler) -> SpatialBodies:

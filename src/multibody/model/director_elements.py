@@ -8,9 +8,9 @@ import numpy as np
 
 from ..errors import ModelError
 from ..linalg.rotations import cross
-from .director import (GROUND_Q, LowerPairs, QuadraticConstraints, SpatialBodies, _bilinear, _pair, _point_map, _vector_map, complement,
+from .director import (GROUND_Q, LowerPairs, SpatialBodies, _bilinear, _pair, _point_map, _vector_map, complement,
                        fold_ground)
-from .director_drivers import AngleDriver
+from .director_drivers import AngleDriver, SlideDriver
 from .director_forces import RotationalSpringDampers, SpatialLoads, SpatialSpringDampers
 from .motion import Motion
 
@@ -83,19 +83,19 @@ def spring_dampers(builder, items, n) -> SpatialSpringDampers:
 def rotational_spring_dampers(builder, items, n) -> RotationalSpringDampers:
     """One RotationalSpringDampers of all torsion spring-dampers (free angle from the initial
     configuration: r rotated by theta_free about n)."""
-    r, w, a, cols, base = [], [], [], [], []
+    H, cols, base = [], [], []
     for it in items:
         j = it["joint"]
         _, r_l, w_l, a_l = axis_frame(builder, j)
         th = float(it["free_angle"])
-        r.append(np.cos(th) * r_l + np.sin(th) * w_l)
-        w.append(np.cos(th) * w_l - np.sin(th) * r_l)
-        a.append(a_l)
+        if not np.isfinite(th):
+            raise ModelError(f"rotational spring-damper '{it['name']}': the free angle must be finite.")
+        H.append(angle_forms(np.cos(th) * r_l + np.sin(th) * w_l, np.cos(th) * w_l - np.sin(th) * r_l, a_l))
         c, b = _slots(j["i1"], j["i2"], n)
         cols.append(c)
         base.append(b)
     return RotationalSpringDampers(tuple(it["name"] for it in items), np.array(cols), np.array(base),
-                                   free=np.zeros(len(items)), r_l=np.array(r), w_l=np.array(w), a_l=np.array(a),
+                                   free=np.zeros(len(items)), H=np.array(H),
                                    **_coefficients(items, n, "rotational spring-damper"))
 
 
@@ -115,26 +115,30 @@ def slide_row(i1, i2, n_l, X1, X2, n):
     return H[0], g[0], c[0], cols
 
 
-def angle_rows(i1, i2, r_l, w_l, a_l, n):
-    """H (2, 24, 24), g (2, 24), c (2,), cols (24,) of (s, c) = (a . w, a . r) (director_drivers)."""
+def angle_forms(r_l, w_l, a_l):
+    """H (2, 24, 24) of (s, c) = (a . w, a . r) = 1/2 x^T H x over x = [q_parent, q_child] (director_drivers)."""
     Z = np.zeros((3, 12))
     child = _pair(Z, _vector_map(a_l))
-    h = np.array([_bilinear(_pair(_vector_map(v), Z), child) for v in (w_l, r_l)])
-    return _folded(h, np.zeros((2, 24)), i1, i2, n)
+    return np.array([_bilinear(_pair(_vector_map(v), Z), child) for v in (w_l, r_l)])
 
 
-def slide_group(labels, rows, motions) -> QuadraticConstraints:
+def angle_rows(i1, i2, r_l, w_l, a_l, n):
+    """H (2, 24, 24), g (2, 24), c (2,), cols (24,) of (s, c) with the ground folded in."""
+    return _folded(angle_forms(r_l, w_l, a_l), np.zeros((2, 24)), i1, i2, n)
+
+
+def slide_group(labels, rows, motions, pairs) -> SlideDriver:
     H, g, c, cols = (np.array(x) for x in zip(*rows))
-    return QuadraticConstraints(tuple(labels), cols, H=H, g=g, c=c, motions=tuple(enumerate(motions)))
+    return SlideDriver(tuple(labels), cols, H=H, g=g, c=c, motions=tuple(enumerate(motions)), pairs=tuple(pairs))
 
 
-def angle_group(labels, rows, motions) -> AngleDriver:
+def angle_group(labels, rows, motions, pairs) -> AngleDriver:
     H, g, c, cols = (np.array(x) for x in zip(*rows))
-    return AngleDriver(tuple(labels), cols, H=H, g=g, c=c, motions=tuple(enumerate(motions)))
+    return AngleDriver(tuple(labels), cols, H=H, g=g, c=c, motions=tuple(enumerate(motions)), pairs=tuple(pairs))
 
 
 def driver_groups(builder, items, n) -> list:
-    """A QuadraticConstraints group of the slide drivers, an AngleDriver group of the angle drivers."""
+    """A SlideDriver group of the slide drivers, an AngleDriver group of the angle drivers."""
     out = []
     slides = [it for it in items if it["coordinate"] == "u"]
     if slides:
@@ -143,12 +147,14 @@ def driver_groups(builder, items, n) -> list:
             j = it["joint"]
             X1, X2 = local(builder, j["i1"], j["p1"]), local(builder, j["i2"], j["p2"])
             rows.append(slide_row(j["i1"], j["i2"], axis_frame(builder, j)[0], X1, X2, n))
-        out.append(slide_group([f"{it['name']}.u" for it in slides], rows, [it["motion"] for it in slides]))
+        out.append(slide_group([f"{it['name']}.u" for it in slides], rows, [it["motion"] for it in slides],
+                               [it["joint"]["name"] for it in slides]))
     angles = [it for it in items if it["coordinate"] == "theta"]
     if angles:
         rows = [angle_rows(it["joint"]["i1"], it["joint"]["i2"], *axis_frame(builder, it["joint"])[1:], n)
                 for it in angles]
-        out.append(angle_group([f"{it['name']}.theta" for it in angles], rows, [it["motion"] for it in angles]))
+        out.append(angle_group([f"{it['name']}.theta" for it in angles], rows, [it["motion"] for it in angles],
+                               [it["joint"]["name"] for it in angles]))
     return out
 
 
@@ -206,8 +212,8 @@ def lock_groups(model, joints, q) -> list:
         i1, i2 = int(g.parent[k]), int(g.child[k])
         if g.kind in "CP":
             slides.append((f"lock-{name}.u", slide_row(i1, i2, g.n[k], g.X1[k], g.X2[k], model.n),
-                           Motion.polynomial([coords[0]])))
+                           Motion.polynomial([coords[0]]), name))
         if g.kind in "RC":
             angles.append((f"lock-{name}.theta", angle_rows(i1, i2, g.ref[k], cross(g.n[k], g.ref[k]),
-                                                           g.a2[k, 0], model.n), Motion.polynomial([coords[-1]])))
+                                                           g.a2[k, 0], model.n), Motion.polynomial([coords[-1]]), name))
     return ([slide_group(*zip(*slides))] if slides else []) + ([angle_group(*zip(*angles))] if angles else [])

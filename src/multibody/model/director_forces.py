@@ -13,9 +13,9 @@ Generalized forces on q = (phi, d1, d2, d3) follow from the virtual work (the po
   Q = [0; 1/2 tau x d_1; 1/2 tau x d_2; 1/2 tau x d_3] gives
   sum_I (1/2 tau x d_I) . (omega x d_I) = 1/2 sum_I [(tau.omega)(d_I.d_I) - (tau.d_I)(omega.d_I)]
   = 1/2 (3 - 1) tau . omega = tau . omega for orthonormal directors, and in eq. (36)
-  sum_I d_I x (1/2 tau x d_I) = 1/2 (3 tau - tau) = tau (Betsch & Steinmann 2001, the director form of
-  a torque; any other Q with the same projection differs by a vector in range(G_int^T), which the
-  internal constraint forces absorb, so the motion is the same);
+  sum_I d_I x (1/2 tau x d_I) = 1/2 (3 tau - tau) = tau (derived here; director formulations of rigid
+  bodies: Betsch & Steinmann 2001, paper 004 ref. 5). Any other Q with the same projection differs by
+  a vector in range(G_int^T), which the internal constraint forces absorb: the motion is the same;
 * the angular velocity of a body is omega = 1/2 sum_I d_I x v_I (from v_I = omega x d_I).
 
 Spring-dampers act along a scalar measure xi(q) of the coordinates of two bodies (the distance l of two
@@ -29,7 +29,8 @@ T = k (xi - xi0) + c xi', Q = -T grad xi and V = 1/2 k (xi - xi0)^2. For the ene
 so that Q_bar . (q_{n+1} - q_n) = -(V_{n+1} - V_n) - c (xi_{n+1} - xi_n)^2 / dt exactly: the spring
 conserves and the damper dissipates exactly its discrete work. For the distance, l^2 is quadratic in q,
 so grad_bar l = grad(l^2)(q_mid) / (l_n + l_{n+1}) (the mid-point formula of a quadratic, Gonzalez 1996);
-for the angle the general discrete gradient of Gonzalez (J. Nonlinear Sci. 6, 1996, eq. 3.3) is used.
+for the angle the general (mid-point) discrete gradient of Gonzalez (J. Nonlinear Sci. 6, 1996):
+grad xi(q_mid) + (xi_{n+1} - xi_n - grad xi(q_mid) . dq) / |dq|^2 dq.
 All of it is vectorised over the elements of one kind and complex-safe (complex-step Jacobians).
 """
 from __future__ import annotations
@@ -135,31 +136,20 @@ class SpatialSpringDampers(MeasuredElements):
 class RotationalSpringDampers(MeasuredElements):
     """Torsion spring-dampers about the axis n of R and C pairs: xi = delta = theta - theta_free, the
     angle from r (parent-fixed, perpendicular to n, at theta_free) to a (child-fixed, perpendicular
-    to n) about n: with c = a . r and s = a . w, w = n x r (both bilinear in the two bodies' directors),
-    delta = 2 atan(s / (sqrt(s^2 + c^2) + c)) in (-pi, pi) (complex-safe atan2). r_l, w_l, a_l (k, 3)
-    are body-frame components (parent, parent, child)."""
+    to n) about n. s = a . w (w = n x r) and c = a . r are bilinear in the two bodies' directors,
+    i.e. quadratic forms 1/2 x^T H_s x, 1/2 x^T H_c x of x (24,) (H (k, 2, 24, 24), the forms of the
+    angle driver, director_drivers), so delta = 2 atan(s / (sqrt(s^2 + c^2) + c)) in (-pi, pi)
+    (a complex-safe atan2) and grad delta = (c H_s x - s H_c x) / (s^2 + c^2)."""
 
-    r_l: np.ndarray = field(kw_only=True)
-    w_l: np.ndarray = field(kw_only=True)
-    a_l: np.ndarray = field(kw_only=True)
+    H: np.ndarray = field(kw_only=True)
 
     def measure(self, x):
-        _, Dp = _frames(x[..., :12])
-        _, Dc = _frames(x[..., 12:])
-        a = np.einsum("...kij,kj->...ki", Dc, self.a_l)
-        r = np.einsum("...kij,kj->...ki", Dp, self.r_l)
-        w = np.einsum("...kij,kj->...ki", Dp, self.w_l)
-        c, s = _einsum_rows(a, r), _einsum_rows(a, w)
+        Hx = self.H @ x[..., None, :, None]                                      # (..., k, 2, 24, 1)
+        sc = 0.5 * (x[..., None, None, :] @ Hx)[..., 0, 0]                       # (..., k, 2)
+        s, c, Hx = sc[..., 0], sc[..., 1], Hx[..., 0]
         rho2 = s * s + c * c
         delta = 2 * np.arctan(s / (np.sqrt(rho2) + c))
-        # d delta = (c ds - s dc) / rho2; ds/dd^c_I = a_l[I] w, ds/dd^p_J = w_l[J] a (same for c with r)
-        dc_p, ds_p = self.r_l[..., None] * a[..., None, :], self.w_l[..., None] * a[..., None, :]
-        dc_c, ds_c = self.a_l[..., None] * r[..., None, :], self.a_l[..., None] * w[..., None, :]
-        cc, ss = (c / rho2)[..., None, None], (s / rho2)[..., None, None]
-        zero = np.zeros(x.shape[:-1] + (3,), dtype=x.dtype)
-        grad = np.concatenate([zero, (cc * ds_p - ss * dc_p).reshape(x.shape[:-1] + (9,)),
-                               zero, (cc * ds_c - ss * dc_c).reshape(x.shape[:-1] + (9,))], axis=-1)
-        return delta, grad
+        return delta, ((c / rho2)[..., None] * Hx[..., 0, :] - (s / rho2)[..., None] * Hx[..., 1, :])
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,10 @@ def spatial_parts(model) -> tuple[SpatialBodies, list[tuple[int, LowerPairs]]]:
     not part of the tree and are left out."""
     bodies = [g for g in model.constraints if isinstance(g, SpatialBodies)]
     other = [g for g in model.constraints if not isinstance(g, (SpatialBodies, LowerPairs)) and not g.motions]
-    if len(bodies) != 1 or other:
+    if len(bodies) == 1 and other:
+        raise ModelError(f"model '{model.name}': the kinematic tree of the energy-momentum integrator knows bodies, "
+                         f"pairs and drivers only, not the rows {', '.join(g.labels[0] for g in other)}, ...")
+    if len(bodies) != 1:
         raise ModelError(f"model '{model.name}' is not a spatial director model (build it with "
                          "SpatialModelBuilder): the energy-momentum integrator needs its bodies and pairs.")
     return bodies[0], [(i, g) for i, g in enumerate(model.constraints) if isinstance(g, LowerPairs)]

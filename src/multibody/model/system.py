@@ -238,7 +238,11 @@ def matrix_system(name: str, coordinate_names, *, mass, forces=None, potential=N
         bad = [i for i in idx if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n]
         if bad:
             raise ModelError(f"{what} of model '{name}' must list coordinate indices 0..{n - 1}, got {bad[0]!r}.")
-    const_M = None if callable(mass) else np.asarray(mass, dtype=float)
+    try:
+        const_M = None if callable(mass) else np.asarray(mass, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"mass of model '{name}' must be an ({n}, {n}) matrix or a function M(q), "
+                         f"got {str(mass)[:60]!r}.") from None
     groups = tuple(_generic_group(c, n, name) for c in constraints)
     elements = []
     if forces is not None:

@@ -17,7 +17,7 @@ from .locking import PENDULUM_EVENTS, ROBOT_EVENTS, robot_emergency_stop, three_
 from .locking import three_r_pendulum_locking_vertical
 from .nonholonomic_models import door_two_hinges, knife_edge_sled, mobile_robot
 from .spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage
-from .spatial_mechanisms import rssr_spring, spatial_slider_crank
+from .spatial_mechanisms import GIMBAL_EVENTS, gimbal_lock, rssr_spring, spatial_slider_crank
 
 
 @dataclass(frozen=True)
@@ -64,4 +64,5 @@ MODELS: dict[str, Entry] = {
     "knife-edge-sled": Entry(knife_edge_sled, 10.0),
     "spatial-slider-crank": Entry(spatial_slider_crank, 1.0),
     "rssr-spring": Entry(rssr_spring, 2.0, step=0.005),
+    "gimbal-lock": Entry(gimbal_lock, 1.0, GIMBAL_EVENTS),
 }

@@ -5,7 +5,10 @@
   e2 at x = c, z = h (P pair): a non-planar slider-crank whose slider position has the closed form
   :func:`slider_position`;
 - ``rssr-spring``: an RSSR linkage (crank about e3, rocker about e1, coupler with two spherical
-  pairs) held by a preloaded spring-damper from the ground to the rocker tip, under gravity.
+  pairs) held by a preloaded spring-damper from the ground to the rocker tip, under gravity;
+- ``gimbal-lock``: a balanced gyroscope, a disc spinning about e1 in a gimbal that turns about the
+  vertical e3; the gimbal's pair is locked at t = 0.5 s (:data:`GIMBAL_EVENTS`, paper 002): the
+  gimbal stops, the spin stays (:data:`GIMBAL`).
 
 Rods are slender cylinders of radius ROD_RADIUS: J = m (3 rho^2 + l^2)/12 across, m rho^2/2 along.
 """
@@ -15,6 +18,7 @@ import numpy as np
 
 from ..model.director_builder import SpatialModelBuilder
 from ..model.motion import Motion
+from ..simulation.spatial_lock import lock_pair_at
 
 G = 9.81
 ROD_RADIUS = 0.01
@@ -67,7 +71,7 @@ def spatial_slider_crank():
     return b.build()
 
 
-def rssr_spring():
+def rssr_spring(damping=0.5):
     """RSSR linkage with a preloaded spring-damper on the rocker, released from rest under gravity."""
     A0, O2, B0 = np.array([0.1, 0, 0]), np.array([0.3, 0.3, 0.0]), np.array([0.3, 0.1, 0.1])
     b = SpatialModelBuilder("rssr-spring", source="issue 23: RSSR linkage with a spring-damper")
@@ -78,10 +82,38 @@ def rssr_spring():
     b.spherical("crank-coupler", "crank", "coupler", point=A0)
     b.revolute("rocker-pin", None, "rocker", point=O2, axis=(1, 0, 0))
     b.spherical("coupler-rocker", "coupler", "rocker", point=B0)
-    b.spring_damper("spring", None, "rocker", point1=(0.3, 0.0, 0.4), point2=B0, stiffness=200.0, damping=0.5,
+    b.spring_damper("spring", None, "rocker", point1=(0.3, 0.0, 0.4), point2=B0, stiffness=200.0, damping=damping,
                     free_length=0.2)
     b.gravity(G)
     return b.build()
 
 
-__all__ = ["spatial_slider_crank", "rssr_spring", "slider_position", "SLIDER_CRANK"]
+#: gimbal-lock data: disc (solid cylinder) mass, radius, thickness, spin s about e1; gimbal principal inertias
+#: (e3 the vertical) and rate Omega; lock time. No body is flat, so M is positive definite (eq. 23).
+GIMBAL = dict(mass=2.0, radius=0.1, thickness=0.02, spin=50.0, gimbal_mass=0.5, gimbal_J=(0.01, 0.012, 0.02),
+              rate=2.0, t_lock=0.5)
+GIMBAL_EVENTS = (lock_pair_at(GIMBAL["t_lock"], "gimbal-pin"),)
+
+
+def gimbal_lock():
+    """Balanced gyroscope whose gimbal (turning about the vertical) is locked at t = 0.5 s."""
+    d = GIMBAL
+    m, rho = d["mass"], d["radius"]
+    J_perp = m * (3 * rho ** 2 + d["thickness"] ** 2) / 12         # solid cylinder about a diameter
+    b = SpatialModelBuilder("gimbal-lock", source="issue 23: gimbal lock (paper 002 constraint activation)")
+    ring = 0.15 * np.column_stack([np.zeros(13), np.cos(np.linspace(0, 2 * np.pi, 13)),
+                                   np.sin(np.linspace(0, 2 * np.pi, 13))])
+    b.add_body("gimbal", mass=d["gimbal_mass"], inertia=d["gimbal_J"], position=(0, 0, 0),
+               omega=(0, 0, d["rate"]), outline=ring)
+    disc = np.column_stack([np.zeros(13), rho * np.cos(np.linspace(0, 2 * np.pi, 13)),
+                            rho * np.sin(np.linspace(0, 2 * np.pi, 13))])
+    b.add_body("disc", mass=m, inertia=[m * rho ** 2 / 2, J_perp, J_perp], position=(0, 0, 0),
+               omega=(d["spin"], 0, d["rate"]), outline=np.vstack([disc, [[0, 0, 0], [0.05, 0, 0]]]))
+    b.revolute("gimbal-pin", None, "gimbal", point=(0, 0, 0), axis=(0, 0, 1))
+    b.revolute("spin-axis", "gimbal", "disc", point=(0, 0, 0), axis=(1, 0, 0))
+    b.gravity(G)
+    return b.build()
+
+
+__all__ = ["spatial_slider_crank", "rssr_spring", "gimbal_lock", "slider_position", "SLIDER_CRANK", "GIMBAL",
+           "GIMBAL_EVENTS"]

@@ -22,6 +22,10 @@ def run_figures(result, model, directory, options) -> list[Path]:
         from .spatial import spatial_figures
 
         paths += spatial_figures(result, model, directory)
+    elif any(type(g).__name__ == "SpatialBodies" for g in model.constraints):   # spatial, Runge-Kutta (issue 23)
+        from .spatial import lagrange_figures
+
+        paths += lagrange_figures(result, model, directory)
     if "physical_reactions" in result.series:      # models with a distribution matrix B (paper 001)
         from .physical import physical_reactions_figure
 

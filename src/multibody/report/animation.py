@@ -53,15 +53,16 @@ class Animation:
         self.window = max(2.0 * span / max(len(self.idx) - 1, 1), 0.02 * span)
         self.fps = float(np.clip(len(self.idx) / span if span > 0 else 10.0, 5.0, 25.0))
         self.scene = scene_for(model, result.q[self.idx])
-        self.fig = plt.figure(figsize=(7.5, 6.4), dpi=dpi)
+        width = 7.5 if self.scene.aspect < 2.0 else 10.0
+        self.fig = plt.figure(figsize=(width, float(np.clip(width / self.scene.aspect + 2.4, 3.6, 6.4))), dpi=dpi)
         self._layout()
         self.artists = []
 
     def _layout(self):
         fig, r = self.fig, self.result
-        grid = fig.add_gridspec(2, 1, height_ratios=(8, 1), hspace=0.35)
+        grid = fig.add_gridspec(2, 1, height_ratios=(8, 1), hspace=0.35, top=1.0 - 0.95 / fig.get_figheight())
         self.ax = fig.add_subplot(grid[0], projection="3d" if self.scene.three_d else None)
-        self.scene.draw(self.ax, r.q[self.idx[0]], "0.8")      # the start, faint, stays
+        self.scene.draw(self.ax, r.q[self.idx[0]], "0.8", muted=True)      # the start, faint, stays
         self.ax.plot([], [], color="0.8", lw=2, label=f"start (t = {r.t[0]:.3g} s)")
         self.scene.finish(self.ax, f"{r.summary.get('model', '')} ({r.summary.get('formulation', '')}, "
                                    f"{r.summary.get('integrator', '')})")
@@ -76,8 +77,10 @@ class Animation:
                        lw=1.2)
         tl.set_title("events: singular crossing (red, dashed), lock / release / impulse (black)", fontsize=7)
         self.cursor = tl.axvline(t[0], color="C0", lw=3, alpha=0.6, animated=True)
-        self.clock = fig.text(0.02, 0.965, "", fontsize=12, family="monospace", animated=True)
-        self.banner = fig.text(0.02, 0.93, "", fontsize=10, color="C3", animated=True)
+        top = 1.0 - 0.25 / fig.get_figheight()                 # text lines 0.25 in and 0.5 in below the top
+        self.clock = fig.text(0.02, top, "", fontsize=12, family="monospace", va="top", animated=True)
+        self.banner = fig.text(0.02, top - 0.25 / fig.get_figheight(), "", fontsize=10, color="C3", va="top",
+                               animated=True)
 
     def _frame(self, i: int):
         """Replace the moving artists by those of frame i (the mechanism, cursor, clock, event banner)."""

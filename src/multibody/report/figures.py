@@ -15,7 +15,7 @@ MAX_POINTS = 600
 #: traces above which a legend is left out (hovering names a curve): keeps a large model's page quick to open
 PANEL_POINTS, LEGEND_MAX = 12_000, 40
 #: series drawn by their own figure (the others get a generic one)
-OWN = ("q", "v", "a", "energy", "violation", "multipliers", "multipliers_unique", "reactions", "reactions_unique")
+OWN = ("q", "v", "a", "energy", "work", "violation", "multipliers", "multipliers_unique", "reactions", "reactions_unique")
 _UNIT_TITLES = {"m": "positions [m] / velocities [m/s]", "rad": "angles [rad] / rates [rad/s]",
                 "1": "director components [-] / rates [1/s]", "": "coordinates / rates (model units)"}
 
@@ -48,11 +48,15 @@ def _lines(fig, t, y, labels, row=None, dashed=(), **kw):
     go = plotly()
     if y.shape[1] > LEGEND_MAX:
         kw["showlegend"] = False
+    from plotly.colors import qualitative
+
+    colors = qualitative.Plotly          # by column: a coordinate has the same colour in the q and v panels
     for j, idx in enumerate(envelope(y, max(60, min(MAX_POINTS, PANEL_POINTS // max(y.shape[1], 1))))):
         name = labels[j] + (" (not unique)" if j in dashed else "")
+        line = dict(dash="dash" if j in dashed else "solid", width=1.5, color=colors[j % len(colors)])
         fig.add_trace(go.Scatter(x=t[idx].astype(np.float32), y=y[idx, j].astype(np.float32), name=name,
-                                   mode="lines", line=dict(dash="dash" if j in dashed else "solid", width=1.5),
-                                   legendgroup=labels[j], **kw), row=row, col=1 if row else None)
+                                 mode="lines", line=line, legendgroup=labels[j], **kw),
+                      row=row, col=1 if row else None)
 
 
 def _figure(title, rows=1, ytitles=("",), log=False, result=None):
@@ -87,12 +91,28 @@ def coordinate_figures(result) -> list:
     return out
 
 
+def energy_balance(result) -> tuple[np.ndarray, str]:
+    """E(t) - E(t_s) - W(t) with W the work of drivers and non-conservative forces since the start t_s of the
+    segment (series ``work``, simulation.work; zero up to the integration error), or E(t) - E(0) for a run
+    without that series (conservative: zero up to the error; jumps at events are the events')."""
+    total = result["energy"][:, 2]
+    if "work" not in result.series:
+        return total - total[0], "E(t) - E(0)"
+    t = result.t
+    segment = np.concatenate([[0], np.cumsum(t[1:] == t[:-1])])      # an event stores two states at its time
+    first = np.searchsorted(segment, segment)                         # the first state of each one's segment
+    return total - total[first] - result["work"][:, 0], "E(t) - E(segment start) - W(t)"
+
+
 def energy_figure(result):
-    """Kinetic, potential and total energy, and the balance E(t) - E(0) (jumps at events are the events')."""
+    """Kinetic, potential and total energy (and the work W, if recorded), and the energy balance."""
     e = result["energy"]
-    fig = _figure("energy and energy balance", 2, ("energy [J]", "E(t) - E(0) [J]"), result=result)
+    balance, label = energy_balance(result)
+    fig = _figure("energy and energy balance", 2, ("energy [J]", f"{label} [J]"), result=result)
     _lines(fig, result.t, e, list(result.series["energy"].labels), row=1)
-    _lines(fig, result.t, e[:, 2:3] - e[0, 2], ["E(t) - E(0)"], row=2)
+    if "work" in result.series:
+        _lines(fig, result.t, result["work"], ["work W (drivers, non-conservative forces)"], row=1)
+    _lines(fig, result.t, balance[:, None], [label], row=2)
     return fig
 
 

@@ -48,6 +48,8 @@ class PlanarScene:
         corners = [self._body_points(q) for q in q_frames] + polylines + [ground_points(model)]
         allp = np.vstack([c for c in corners if len(c)])
         self.lo, self.hi = allp.min(axis=0), allp.max(axis=0)
+        width, height = np.maximum(self.hi - self.lo, 1e-9 * max(1.0, model.length_scale))
+        self.aspect = float(width / height)      # a wide mechanism gets a wide, low figure
 
     def _body_points(self, q):
         from ..linalg.rotations import rotate
@@ -57,7 +59,8 @@ class PlanarScene:
                for b in self.model.bodies]
         return np.vstack(out) if out else np.zeros((0, 2))
 
-    def draw(self, ax, q, color, locked=()):
+    def draw(self, ax, q, color, locked=(), muted=False):
+        """The mechanism at q in ``color`` with the locked joints marked (``muted``: one colour anyway)."""
         def paint():
             if self.model.bodies:
                 draw_mechanism(ax, self.model, q, color=color)
@@ -97,14 +100,14 @@ class PlanarScene:
 class SpatialScene:
     """Director frames, outlines, links to the joint points, joint axes (R, C, P, E pairs) and ground pivots."""
 
-    three_d = True
+    three_d, aspect = True, 1.0
 
     def __init__(self, model, bodies: SpatialBodies, q_frames):
         self.model, self.bodies = model, bodies
         self.pairs = [g for g in model.constraints if isinstance(g, LowerPairs)]
         phis = np.vstack([self._frames(q)[0] for q in q_frames])
         joints = np.vstack([self._joint_points(q)[0] for q in q_frames] or [np.zeros((0, 3))])
-        allp = np.vstack([phis, joints, np.zeros((1, 3))])
+        allp = np.vstack([phis, joints, np.zeros((1, 3))] + [self._outlines(q) for q in q_frames])
         span = float(np.max(np.ptp(allp, axis=0)))
         self.scale = 0.25 * (span if span > 0 else model.length_scale)
         self.centre = 0.5 * (allp.min(axis=0) + allp.max(axis=0))
@@ -114,6 +117,12 @@ class SpatialScene:
         """phi (b + 1, 3) and D (b + 1, 3, 3), the ground as the last index (-1), as model.director."""
         phi, D = self.bodies.frames(q)
         return np.concatenate([phi, np.zeros((1, 3))]), np.concatenate([D, np.eye(3)[None]])
+
+    def _outlines(self, q) -> np.ndarray:
+        """All outline points at q (m, 3), global."""
+        phi, D = self._frames(q)
+        pts = [phi[b] + np.asarray(o) @ D[b].T for b, o in enumerate(self.bodies.outlines) if o is not None]
+        return np.vstack(pts) if pts else np.zeros((0, 3))
 
     def _joint_points(self, q):
         """Global joint points on the parent and child side, the parents' and children's centres, the
@@ -128,29 +137,43 @@ class SpatialScene:
                 lst.append(arr)
         return [np.vstack(x) if x else np.zeros((0, 3)) for x in out]
 
-    def draw(self, ax, q, color, locked=()):
+    def lines(self, q) -> dict[str, list[np.ndarray]]:
+        """The polylines (k, 3) of the mechanism at q by kind: the directors "d1", "d2", "d3" (length
+        ``scale``), the body "outline"s, the "link"s from each body's centre to its joint points, the joint
+        "axis" n of R, C, P, E pairs; and the points "centre" (bodies) and "pivot" (joints to the ground)."""
+        phi, D = self._frames(q)
+        out = {k: [] for k in ("d1", "d2", "d3", "outline", "link", "axis")}
+        for b in range(len(self.bodies.names)):
+            for i in range(3):
+                out[f"d{i + 1}"].append(np.array([phi[b], phi[b] + self.scale * D[b][:, i]]))
+            outline = self.bodies.outlines[b] if b < len(self.bodies.outlines) else None
+            if outline is not None:
+                out["outline"].append(phi[b] + np.asarray(outline) @ D[b].T)   # as _outlines
+        p1, p2, c1, c2, n = self._joint_points(q)
+        grounded = np.concatenate([g.parent < 0 for g in self.pairs]) if self.pairs else np.zeros(0, bool)
+        for k in range(len(p1)):
+            if not grounded[k]:
+                out["link"].append(np.array([c1[k], p1[k]]))
+            out["link"].append(np.array([p2[k], c2[k]]))
+            if np.any(n[k]):
+                out["axis"].append(np.array([p1[k] - 0.6 * self.scale * n[k], p1[k] + 0.6 * self.scale * n[k]]))
+        out["centre"], out["pivot"] = [phi[:-1]], [p1[grounded]]
+        return out
+
+    def draw(self, ax, q, color, locked=(), muted=False):
+        """The bodies at q in ``color``; the directors in their own colours unless ``muted``."""
+        styles = {"d1": dict(color=DIRECTOR_COLORS[0], lw=2), "d2": dict(color=DIRECTOR_COLORS[1], lw=2),
+                  "d3": dict(color=DIRECTOR_COLORS[2], lw=2), "outline": dict(color=color, lw=1.2),
+                  "link": dict(color=color, lw=1, ls="--"), "axis": dict(color="k", lw=2.5),
+                  "centre": dict(color=color, marker="o", ms=5, ls="none"),
+                  "pivot": dict(color="k", marker="^", ms=9, mfc="0.7", ls="none")}
+
         def paint():
-            phi, D = self._frames(q)
-            for b in range(len(self.bodies.names)):
-                for i, c in enumerate(DIRECTOR_COLORS):
-                    seg = np.array([phi[b], phi[b] + self.scale * D[b][:, i]])
-                    ax.plot(*seg.T, color=c, lw=2)
-                outline = self.bodies.outlines[b] if b < len(self.bodies.outlines) else None
-                if outline is not None:
-                    pts = phi[b] + np.asarray(outline) @ D[b].T
-                    ax.plot(*pts.T, color=color, lw=1.2)
-            ax.plot(*phi[:-1].T, "o", color=color, ms=5)
-            p1, p2, c1, c2, n = self._joint_points(q)
-            grounded = np.concatenate([g.parent < 0 for g in self.pairs]) if self.pairs else np.zeros(0, bool)
-            for k in range(len(p1)):
-                if not grounded[k]:
-                    ax.plot(*np.array([c1[k], p1[k]]).T, color=color, lw=1, ls="--")
-                ax.plot(*np.array([p2[k], c2[k]]).T, color=color, lw=1, ls="--")
-                if np.any(n[k]):
-                    ax.plot(*np.array([p1[k] - 0.6 * self.scale * n[k], p1[k] + 0.6 * self.scale * n[k]]).T,
-                            color="k", lw=2.5)
-            if grounded.any():
-                ax.plot(*p1[grounded].T, "k^", ms=9, mfc="0.7")
+            for kind, polylines in self.lines(q).items():
+                style = dict(styles[kind], color=color) if muted and kind.startswith("d") else styles[kind]
+                for pts in polylines:
+                    if len(pts):
+                        ax.plot(*pts.T, **style)
         return _new_artists(ax, paint)
 
     def finish(self, ax, title):

@@ -5,10 +5,10 @@ source (a built-in name or a model file path) as ``summary["model_source"]``; ot
 model of the summary's ``model`` name is used, and ``--model SPEC`` overrides both."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..errors import MultibodyError
+from ..results.outputs import atomic_write, check_file
 from ..results.result import Result
 
 #: output suffixes of an animation
@@ -55,36 +55,13 @@ def result_model(result: Result, spec: str | None = None):
     return None
 
 
-def check_output(path, suffixes=None) -> Path:
-    """``path`` as a writable output file with one of ``suffixes``, checked before any work is done."""
-    p = Path(path)
-    if suffixes and p.suffix.lower() not in suffixes:
-        raise MultibodyError(f"-o {p}: unknown file type '{p.suffix or '(none)'}'; use one of "
-                             f"{', '.join(suffixes)}.")
-    if p.is_dir():
-        raise MultibodyError(f"-o {p}: is a directory.")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise MultibodyError(f"-o {p}: directory '{parent}' does not exist.")
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise MultibodyError(f"-o {p}: not writable.")
-    return p
+def check_output(path, suffixes=None, option: str = "-o") -> Path:
+    """``path`` as a writable output file with one of ``suffixes``, checked before any work is done
+    (results.outputs.check_file: the run's own checks, one message naming the option and the path)."""
+    return check_file(option, path, tuple(suffixes or ()))
 
 
 def write_atomically(path: Path, write) -> Path:
-    """Call ``write(tmp)`` on a temporary file next to ``path`` (same suffix), then rename it over ``path``:
-    a failed write never leaves half a file or destroys an existing one."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """``write(tmp)`` into a temporary file that then replaces ``path`` (results.outputs.atomic_write: fsync,
+    mode from the umask or the replaced file, symlinks written through, temp file removed on failure)."""
+    return atomic_write(path, write)

@@ -16,19 +16,30 @@ class Marker:
     text: str
 
 
+def crossings(result) -> list[dict]:
+    """The singular configurations the run passed, sorted by time: the nullspace formulation's singular
+    events (with their admissible motions) and the crossings of ``summary["singular_crossings"]`` (located
+    separately, issue 12); the same crossing found by both (within 1e-4 of the run's span) is listed once,
+    as the event, with the summary's rank drop."""
+    t = result.t
+    tol = 1e-4 * float(t[-1] - t[0]) if len(t) > 1 else 0.0
+    out = [dict(e) for e in result.events if e.get("kind") == "singular"]
+    for c in result.summary.get("singular_crossings") or []:
+        same = [e for e in out if abs(float(e["t"]) - float(c["t"])) <= tol]
+        if same:
+            same[0].setdefault("rank_drop", c.get("rank_drop", ""))
+        else:
+            out.append(dict(c))
+    return sorted(out, key=lambda c: float(c["t"]))
+
+
 def markers(result) -> list[Marker]:
-    """Singular crossings (``summary["singular_crossings"]`` and the nullspace formulation's singular
-    events, with rank and rank drop) and topology events (locks, releases, impulses with the energy
-    before and after the jump), sorted by time; a crossing listed twice is kept once."""
+    """Singular crossings (:func:`crossings`, with rank) and topology events (locks, releases, impulses with
+    the energy before and after the jump), sorted by time."""
     out: list[Marker] = []
-    crossings = list(result.summary.get("singular_crossings") or [])
-    crossings += [e for e in result.events if e.get("kind") == "singular"]
-    for c in crossings:
-        t = float(c["t"])
-        if any(m.kind == "singular" and abs(m.t - t) <= 1e-9 * max(1.0, abs(t)) for m in out):
-            continue
+    for c in crossings(result):
         rank = f" (rank {c['rank']} of {c['generic_rank']})" if "rank" in c and "generic_rank" in c else ""
-        out.append(Marker(t, "singular", f"singular crossing{rank}"))
+        out.append(Marker(float(c["t"]), "singular", f"singular crossing{rank}"))
     for e in result.events:
         if e.get("kind") == "singular" or "t" not in e:
             continue

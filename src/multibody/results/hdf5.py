@@ -51,12 +51,17 @@ def write(h5, result, jsonable) -> None:
         ds = h5.create_dataset(name, data=np.asarray(s.data, dtype=float).reshape(len(result.t), len(s.labels)))
         ds.dims[0].attach_scale(time)
         ds.dims[1].attach_scale(h5[dim])
-        ds.attrs["labels"] = list(s.labels)
-        ds.attrs["long_name"] = s.description or name
-        units = s.column_units or (s.unit,) * len(s.labels)
-        ds.attrs["column_units"] = list(units)
-        if len(set(units)) == 1 and units[0]:
-            ds.attrs["units"] = units[0]
+        series_attrs(ds, name, s)
+
+
+def series_attrs(ds, name: str, s) -> None:
+    """The attributes of a series' dataset: labels, long_name, column_units and (shared) units."""
+    ds.attrs["labels"] = list(s.labels)
+    ds.attrs["long_name"] = s.description or name
+    units = s.column_units or (s.unit,) * len(s.labels)
+    ds.attrs["column_units"] = list(units)
+    if len(set(units)) == 1 and units[0]:
+        ds.attrs["units"] = units[0]
 
 
 def read(h5, series_type) -> tuple:

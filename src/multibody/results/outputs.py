@@ -34,6 +34,8 @@ from .tempfiles import TMP_EXTRA, sweep_stale, sweep_stale_dirs, temp_name
 PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 #: ... except these (tmpfs)
 ALLOWED_UNDER_PSEUDO = ("/dev/shm",)
+#: the oldest HDF5 file format written: 1.8 (dense attribute storage for large label lists)
+HDF5_LIBVER = ("v108", "latest")
 #: extensions of an HDF5 result file
 HDF5_SUFFIXES = (".h5", ".hdf5", ".hdf", ".he5", ".nc")
 
@@ -101,7 +103,7 @@ def _check_text(option, path) -> Path:
     if not text.strip():
         raise _fail(option, path, "the path is empty.")
     if "\0" in text:
-        raise _fail(option, path.replace("\0", "\\0"), "the path contains a NUL character.")
+        raise _fail(option, text.replace("\0", "\\0"), "the path contains a NUL character.")
     if len(os.fsencode(text)) > 4000:
         raise _fail(option, text[:60] + "...", "the path is longer than 4,000 bytes.")
     p = Path(os.path.expanduser(text))
@@ -234,13 +236,16 @@ def atomic_write(path, write, option: str | None = None) -> Path:
 def write_hdf5(path, fill) -> None:
     """``fill(h5)`` builds an HDF5 file in memory, whose bytes are then written to ``path`` by plain
     Python I/O: a full disk is then one OSError (the HDF5 library itself, failing to write mid-file,
-    raised a second error while closing and crashed the interpreter at exit: segfault, exit 139)."""
+    raised a second error while closing and crashed the interpreter at exit: segfault, exit 139).
+    The file format of HDF5 1.8 (HDF5_LIBVER) stores attributes over 64 KB (the labels of a model
+    with 1,000 joints) in dense storage; the format of 1.6 refused them ("object header message is
+    too large"). netCDF-4 is HDF5 1.8 as well."""
     import io
 
     import h5py
 
     buf = io.BytesIO()
-    with h5py.File(buf, "w") as h5:
+    with h5py.File(buf, "w", libver=HDF5_LIBVER) as h5:
         fill(h5)
     with open(path, "wb") as f:
         f.write(buf.getbuffer())

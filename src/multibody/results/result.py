@@ -131,6 +131,10 @@ def _jsonable(x):
     return x
 
 
+#: JSON-ready copy of a summary or event log (numpy arrays and scalars as lists and numbers)
+jsonable = _jsonable
+
+
 def check_loaded(result: Result) -> None:
     """Shapes of a loaded result (ValueError: :func:`.safe_h5.malformed` names the file): t 1-D; each
     series (len(t), len(labels)); summary a dict and events a list."""

@@ -73,8 +73,12 @@ def temp_name(target: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- signals
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP, raised where the process is (exit code 128 + signal number)."""
+
+
 def _raise_exit(signum, _frame):
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)
 
 
 def exit_on_signals() -> None:

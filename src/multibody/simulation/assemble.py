@@ -112,8 +112,16 @@ def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
     """Join the segments (driver.Segment: model, form, rec, stepper) into one Result.
     ``events``: the run had events (momentum series, event log in the summary); ``summary``: the
     driver's generic entries (model, options, wall time, step watch)."""
-    names, rec0 = segments[0].model.coordinate_names, segments[0].rec
     t = np.concatenate([np.array(s.rec.t) for s in segments])
+    series = assemble_series(segments, events)
+    return Result(t, series, _summary(segments, series, log, events, summary),
+                  sorted([*log, *(e for s in segments for e in getattr(s.form, "events", []))],
+                         key=lambda e: e["t"]))
+
+
+def assemble_series(segments, events: bool) -> dict:
+    """{name: Series} of the states the segments' recorders hold (assemble_result)."""
+    names, rec0 = segments[0].model.coordinate_names, segments[0].rec
     arr = {key: np.vstack([np.array(s.rec.rows[key]).reshape(len(s.rec.t), -1) for s in segments])
            for key in rec0.rows if key not in ("multipliers", "work")}
     units = coordinate_units(names)
@@ -138,9 +146,7 @@ def assemble_result(segments, log, *, events: bool, summary: dict) -> Result:
     for key in _union(list(s.rec.extra) for s in segments):
         data, labels = _stack(segments, key, lambda s: s.rec.extra_labels.get(key, ()))
         series[key] = Series(data, labels)
-    return Result(t, series, _summary(segments, series, log, events, summary),
-                  sorted([*log, *(e for s in segments for e in getattr(s.form, "events", []))],
-                         key=lambda e: e["t"]))
+    return series
 
 
 def nonconservative(segments) -> list[str]:

@@ -29,6 +29,7 @@ from .options import RunOptions, check_formulation, check_options, output_grid  
 from .progress import Progress
 from .recorder import Recorder
 from .step_watch import StepWatch
+from .stream import streamed
 
 
 @dataclass
@@ -49,7 +50,7 @@ class Segment:
 
 def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: str = "lagrange",
              options: RunOptions = RunOptions(), formulation_options: dict | None = None,
-             progress: bool = False, events=(), transition: str = "lagrangian") -> Result:
+             progress: bool = False, events=(), transition: str = "lagrangian", stream=None) -> Result:
     """Integrate the model from its consistent initial state to t_end; returns a Result.
 
     ``options.integrator`` names the stepper (:data:`multibody.integrate.steppers.STEPPERS`: dopri5,
@@ -58,12 +59,26 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     objects (constraint activation, paper 002) applied with the ``transition`` condition ("lagrangian",
     "projected", "minimal" or the labelled "naive"); they need a stepper with dense output.
 
+    ``stream``: a :class:`multibody.results.stream.ResultStream` (issue 17): the stored states go to its
+    file in blocks as the run goes on and are not kept; the file is complete when simulate returns, and
+    the Result returned has the full summary and events but series with no rows (read the file back
+    with Result.load). Runs with events are not streamed yet.
+
     BLAS runs on MULTIBODY_BLAS_THREADS threads (default 1) during the run (:func:`blas_threads`), as
     in the CLI. The summary's ``backend`` says which path computed the right-hand sides: "compiled"
     (multibody.fast) or "numpy" (the reference path)."""
     with blas_threads():
-        return _simulate(model, t_end, t_start, formulation, options, formulation_options or {}, progress,
-                         events, transition)
+        try:
+            if stream is None:
+                return _simulate(model, t_end, t_start, formulation, options, formulation_options or {},
+                                 progress, events, transition)
+            return streamed(stream, events, lambda sink: _simulate(
+                model, t_end, t_start, formulation, options, formulation_options or {}, progress, (),
+                transition, sink))
+        except SimulationError as exc:     # every failure of a run names its model (issue 17)
+            if f"'{model.name}'" in str(exc):
+                raise
+            raise type(exc)(f"model '{model.name}': {exc}") from None
 
 
 def blas_threads():
@@ -75,7 +90,8 @@ def blas_threads():
     return threadpool_limits(int(os.environ.get("MULTIBODY_BLAS_THREADS", "1")), user_api="blas")
 
 
-def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, events, transition) -> Result:
+def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, events, transition,
+              sink=None) -> Result:
     """simulate() inside the thread limit."""
     spec = check_options(options, t_start, t_end)
     formulation = check_formulation(spec, options.integrator, formulation)
@@ -91,7 +107,7 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
         while True:
             t_stop = min([e.t for e in timed if e.t > t + eps_t] + [t_end])
             seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar,
-                           times=times, after_event=bool(segments))
+                           times=times, after_event=bool(segments), sink=sink)
             segments.append(seg)
             t, (q, v) = seg.t, form.split(seg.t, seg.y)
             due = [e for e in timed if abs(e.t - t) <= eps_t] + seg.fired
@@ -114,11 +130,13 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
                "backend": "compiled" if any(getattr(s.form, "fast_rhs", None) for s in segments) else "numpy"}
     if events:
         generic["transition"] = transition
+    if sink is not None:
+        sink.finish(segments[-1].rec)
     return assemble_result(segments, log, events=bool(events), summary=generic)
 
 
 def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watch, bar, *, times=None,
-             after_event=False) -> Segment:
+             after_event=False, sink=None) -> Segment:
     """Integrate from t0 to t_stop or to the first state event (located on the dense output); ``times``:
     the output times (None: accepted steps); ``after_event``: t0 is the state after an event's jump."""
     y = form.initial_state(t0, q, v)
@@ -127,6 +145,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
     except IntegrationError as exc:
         raise SimulationError(f"model '{model.name}': {exc}") from None
     rec = Recorder(model, form, options.output_interval, stepper, times)
+    rec.sink = sink
     rec.start(t0, y, after_event=after_event)
     active = [e for e in watched if counts[id(e)] < e.max_count]
     g_old = [e.condition(t0, *form.split(t0, y)) for e in active]
@@ -159,6 +178,8 @@ def advance(model: Model, form: Formulation, stepper):
         step = stepper.step()
         if getattr(stepper, "constrained", False):
             return step, None, None
+        if form.rhs_changes_after_step and getattr(step, "dense", None) is not None:
+            step.dense(step.t_old)      # DOP853's extra stages (computed lazily) with this step's equations
         before = np.concatenate(form.split(step.t, step.y))
         y_new = form.after_step(step.t, step.y)
         return step, y_new, None if y_new is None else before

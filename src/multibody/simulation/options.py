@@ -45,6 +45,11 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
     if o.integrator not in STEPPERS:
         raise MultibodyError(f"unknown integrator '{o.integrator}'; choose one of: {', '.join(STEPPERS)}.")
     spec = STEPPERS[o.integrator]
+    for name in ("rtol", "atol", "max_step", "output_interval", "output_step", "rho_inf", "step"):
+        val = getattr(o, name)
+        if (val is not None or name != "step") and (isinstance(val, bool)
+                                                    or not isinstance(val, (int, float, np.number))):
+            raise MultibodyError(f"{name} must be a number, got {val!r}.")
     if spec.fixed_step and o.step is None:
         raise MultibodyError(f"integrator '{o.integrator}' has no error control: give a fixed step (--step).")
     for name, val in (("rtol", o.rtol), ("atol", o.atol)):
@@ -78,7 +83,10 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
 def output_grid(o: RunOptions, spec: StepperSpec, t0: float, t1: float) -> np.ndarray | None:
     """The output times of ``o`` (None: store accepted steps), checked: one way of choosing them, finite,
     strictly increasing, inside [t0, t1], and an integrator with dense output."""
-    times = np.asarray(o.output_times, dtype=float).ravel()
+    try:
+        times = np.asarray(o.output_times, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise MultibodyError(f"output times must be numbers, got {str(o.output_times)[:60]!r}.") from None
     step = o.output_step
     if not len(times) and not step:
         return None

@@ -38,6 +38,7 @@ class Recorder:
         self.reactions = None if form.discrete else (reaction_map(model)         # joint reactions (paper 003)
                                                       or spatial_reaction_map(model))   # spatial pairs (issue 23)
         self.flags = None if form.discrete else ReactionFlags(model, self.reactions)   # which are unique
+        self.sink = None        # simulation.stream.ChunkSink: takes every block of `sink.chunk` states
 
     def start(self, t0: float, y: np.ndarray, after_event: bool) -> None:
         """The segment's first state: always stored without output times; with them, if t0 is one
@@ -129,6 +130,24 @@ class Recorder:
         for key, (vals, labels) in {**flags, **form.channels(t, y), **(channels(t, y) if channels else {})}.items():
             self._extra.setdefault(key, []).append(np.asarray(vals, dtype=float))
             self.extra_labels[key] = tuple(labels)
+        if self.sink is not None and len(self.t) >= self.sink.chunk:
+            self.sink.flush(self)
+
+    def take(self) -> tuple:
+        """(t, {row key: (k, c)}, {extra key: (k, c)}) of the states held, which are then dropped
+        (streaming, :mod:`.stream`); the running work integral and the flags are kept."""
+        rows = {key: np.array(val, dtype=float).reshape(len(self.t), -1) for key, val in self.rows.items()}
+        extra = {key: np.array(val, dtype=float).reshape(len(self.t), -1) for key, val in self.extra.items()}
+        t = np.array(self.t, dtype=float)
+        self.t, self.rows = [], {key: [] for key in self.rows}
+        self._extra, self._generalized, self._finished = {key: [] for key in self._extra}, [], (0, [])
+        return t, rows, extra
+
+    def hold(self, t, rows: dict, extra: dict) -> None:
+        """Hold these states (arrays as from :meth:`take`; the extras finished) instead of the recorded ones."""
+        self.t = list(t)
+        self.rows = {key: list(val) for key, val in rows.items()}
+        self._extra, self._generalized, self._finished = {key: list(val) for key, val in extra.items()}, [], (0, [])
 
     @property
     def extra(self) -> dict:

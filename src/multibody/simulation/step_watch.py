@@ -29,7 +29,8 @@ import numpy as np
 from ..errors import SimulationError
 from .crossings import CrossingMonitor
 
-#: smallest accepted step, as a fraction of t_end - t_start, below which the run stops
+#: smallest accepted step, as a fraction of t_end - t_start, below which the run stops (once a step above it was
+#: accepted: the starting step chosen for a tiny atol may be smaller, and then grows)
 STEP_COLLAPSE_RATIO = 1e-9
 
 #: largest projection move, in error scales atol + rtol |y|, that a run accepts
@@ -43,7 +44,7 @@ class StepWatch:
 
     def __init__(self, form, t_start: float, t_end: float, rtol: float = 1e-6, atol: float = 1e-8):
         self.form, self.limit, self.rtol, self.atol = form, STEP_COLLAPSE_RATIO * (t_end - t_start), rtol, atol
-        self.h_min, self.t_min = np.inf, t_start
+        self.h_min, self.t_min, self.h_max = np.inf, t_start, 0.0
         self.jump, self.t_jump = 0.0, t_start
         self.crossings = CrossingMonitor(form)
 
@@ -70,9 +71,10 @@ class StepWatch:
         h = abs(step.h)
         if h < self.h_min and not at_stop:
             self.h_min, self.t_min = h, step.t
-            if h < self.limit:
-                self._fail(step, step.y, f"the step size collapsed to {h:.1e} s (below {STEP_COLLAPSE_RATIO:.0e} "
-                                         "of the run): the run cannot vouch for its assembly branch there")
+        if h < self.limit <= self.h_max and not at_stop:   # fallen from above the limit (a tiny first step is not)
+            self._fail(step, step.y, f"the step size collapsed to {h:.1e} s (below {STEP_COLLAPSE_RATIO:.0e} "
+                                     "of the run): the run cannot vouch for its assembly branch there")
+        self.h_max = max(self.h_max, h)
         self.crossings.accepted(step, step.y if y_new is None else y_new)
 
     def _fail(self, step, y, what: str):

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import MultibodyError
 from .table import SweepTable
 from ..io.userfiles import end_time, load_module, run_user_code
+from ..results.tempfiles import Terminated
 
 RUN_KEYS = ("t_end", "rtol", "atol", "integrator", "step", "formulation")
 PREFIXES = ("q0:", "v0:", "lock:")
@@ -171,6 +172,8 @@ def run_scenario(spec: ModelSpec, index: int, scenario: dict, defaults: dict) ->
                    energy_drift_rel=s["energy_drift_rel"],
                    constraint_violation_max=s["constraint_violation_max"])
         row.update({f"q:{n}": float(x) for n, x in zip(s["coordinate_names"], s["final_q"])})
+    except Terminated:
+        raise
     except (Exception, SystemExit) as exc:  # any failure of this scenario is data, not a crash of the sweep
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         if caught:

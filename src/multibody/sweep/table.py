@@ -71,30 +71,36 @@ class SweepTable:
 
     def save(self, path) -> Path:
         """CSV for a .csv path, HDF5 for .h5/.hdf5 (atomic write)."""
-        suffix = Path(path).suffix.lower()
+        return atomic_write(path, lambda tmp: self.write_to(tmp, Path(path).suffix))
+
+    def write_to(self, path, suffix: str) -> None:
+        """Write the table at ``path`` directly in the format of ``suffix`` (.csv, .h5, .hdf5); not atomic:
+        for callers that stage their own files (``multibody sweep`` with several --out)."""
+        suffix = suffix.lower()
         if suffix == ".csv":
-            return self.to_csv(path)
-        if suffix in (".h5", ".hdf5"):
-            return self.to_hdf5(path)
-        raise MultibodyError(f"cannot save the sweep table as '{path}': use a .csv, .h5 or .hdf5 file name.")
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(self.columns)
+                for r in self.rows:
+                    w.writerow(["" if r.get(c) is None else _csv_value(r.get(c)) for c in self.columns])
+        elif suffix in (".h5", ".hdf5"):
+            write_hdf5(path, self._fill)
+        else:
+            raise MultibodyError(f"cannot save the sweep table as '{path}': use a .csv, .h5 or .hdf5 file name.")
 
     def to_csv(self, path) -> Path:
         """One header line with the column names, one line per scenario; floats with repr precision."""
-        def write(f):
-            w = csv.writer(f)
-            w.writerow(self.columns)
-            for r in self.rows:
-                w.writerow(["" if r.get(c) is None else _csv_value(r.get(c)) for c in self.columns])
-        return _atomic(path, write, text=True)
+        return atomic_write(path, lambda tmp: self.write_to(tmp, ".csv"))
 
     def to_hdf5(self, path) -> Path:
-        def fill(h5):
-            h5.attrs.update(format=FORMAT, version=VERSION, columns=json.dumps(self.columns),
-                            meta=json.dumps(self.meta, default=str))
-            grp = h5.create_group("columns")
-            for c in self.columns:
-                grp.create_dataset(c, data=_array(self.column(c)))
-        return _atomic(path, lambda tmp: write_hdf5(tmp, fill), text=False)
+        return atomic_write(path, lambda tmp: self.write_to(tmp, ".h5"))
+
+    def _fill(self, h5) -> None:
+        h5.attrs.update(format=FORMAT, version=VERSION, columns=json.dumps(self.columns),
+                        meta=json.dumps(self.meta, default=str))
+        grp = h5.create_group("columns")
+        for c in self.columns:
+            grp.create_dataset(c, data=_array(self.column(c)))
 
     @classmethod
     def load(cls, path) -> "SweepTable":
@@ -139,14 +145,3 @@ def _from_h5(x):
     if isinstance(x, bytes):
         return x.decode()
     return float(x) if isinstance(x, np.floating) else x
-
-
-def _atomic(path, write, *, text: bool) -> Path:
-    """Write through :func:`multibody.results.outputs.atomic_write` (temporary file, fsync, rename)."""
-    def fill(tmp):
-        if text:
-            with open(tmp, "w", newline="") as f:
-                write(f)
-        else:
-            write(tmp)
-    return atomic_write(path, fill)
