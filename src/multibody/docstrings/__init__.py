@@ -43,4 +43,4 @@ def attach(owner, sections: dict[str, str]) -> None:
         ATTACHED.append((owner, name))
 
 
-from . import planar, planar_elements, spatial, spatial_elements, systems, motion, terms, solves, analyses, runs  # noqa: E402,F401  (each attaches its sections)
+from . import planar, planar_elements, spatial, spatial_elements, systems, motion, terms, solves, analyses, runs, results  # noqa: E402,F401  (each attaches its sections)

@@ -129,3 +129,45 @@ Locking the sliding block at t = 0.5 s keeps x = g t^2 / 4 = 0.613125 m and take
 >>> round(result.events[0]["kinetic_energy_of_jump"], 4)
 6.0148
 """})
+
+errors = import_module("multibody.errors")
+attach(errors, {
+    "MultibodyError": """Examples
+--------
+Catch it to handle any user error (the command line prints its message and exits with code 2):
+
+>>> from multibody import ModelBuilder, MultibodyError
+>>> try:
+...     ModelBuilder("pendulum").add_point_mass("bob", mass=-1.0)
+... except MultibodyError as error:
+...     print(error)
+The mass of point mass 'bob' must be a positive finite number, got -1.0.
+""",
+    "ModelError": """Examples
+--------
+>>> from multibody import ModelBuilder
+>>> mb = ModelBuilder("pendulum")
+>>> mb.add_point_mass("bob", mass=1.0)
+'bob'
+>>> mb.revolute("O", "ground", "moon", at=(0.0, 0.0))
+Traceback (most recent call last):
+...
+multibody.errors.ModelError: Joint 'O' in model 'pendulum' refers to unknown body 'moon' (known: ground, bob).
+""",
+    "AssemblyError": """Examples
+--------
+A 1 m rod cannot reach a bob held at x = 2 m:
+
+>>> from multibody import ModelBuilder, consistent_state
+>>> mb = ModelBuilder("pendulum")
+>>> mb.add_point_mass("bob", mass=1.0, position=(2.0, 0.0))
+'bob'
+>>> mb.distance("rod", "ground", "bob", on_a=(0.0, 0.0), on_b=(0.0, 0.0), length=1.0)
+'rod'
+>>> mb.hold("bob.x")
+>>> consistent_state(mb.build())
+Traceback (most recent call last):
+...
+multibody.errors.AssemblyError: Model 'pendulum' cannot be assembled at t = 0: ...
+""",
+})

@@ -30,6 +30,13 @@ q : (n,) ndarray
     Coordinates (m, rad).
 v : (n,) ndarray
     Velocities (m/s, rad/s).
+
+Examples
+--------
+>>> import numpy as np
+>>> from multibody import State
+>>> State(0.0, np.zeros(2), np.ones(2)).v.tolist()
+[1.0, 1.0]
 """})
 
 attach(assembly.Terms, {"": """The terms of M q'' + A^T lambda = f, A q'' = gamma at one state (paper 000 eqs 3, 6).
@@ -48,7 +55,17 @@ Phi_t : (m,) ndarray
     Partial time derivative of Phi (drivers).
 gamma : (m,) ndarray
     Right-hand side of the acceleration constraints A q'' = gamma.
-"""})
+
+Examples
+--------
+The bob at (0.6, -0.8) moving at 1 m/s across its 1 m rod: gamma = -|v|^2 / L = -1 (centripetal).
+
+{_BOB}
+>>> from multibody import evaluate
+>>> terms = evaluate(ws.model, 0.0, q, v)
+>>> terms.Phi.round(12).tolist(), terms.gamma.round(12).tolist()
+([0.0], [-1.0])
+""".replace("{_BOB}", _BOB)})
 
 attach(assembly.Workspace, {
     "": f"""Parameters
