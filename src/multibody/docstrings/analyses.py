@@ -29,7 +29,7 @@ model : Model
     The model (forces at v = 0, drivers frozen at ``t``).
 q : (n,) array_like, optional
     The guess; default ``model.q0``.
-t : float, s, optional
+t : float in s, optional
     Time at which drivers and forces are evaluated.
 max_iterations : int, optional
     Newton iterations before giving up.
@@ -69,7 +69,7 @@ attach(equilibrium.Equilibrium, {
 ----------
 model : Model
     The model.
-t : float, s
+t : float in s
     Time of the equilibrium.
 q : (n,) ndarray
     The configuration.
@@ -78,7 +78,7 @@ lam : (m,) ndarray
 iterations : int
     Newton iterations taken.
 residual : float
-    Final imbalance ``|T^T f|`` relative to the force scale.
+    Final imbalance |T^T f| relative to the force scale.
 stiffness_eigenvalues : (dof,) ndarray
     Eigenvalues of the reduced stiffness T^T K T (N/m, N m/rad).
 stability : {"stable", "unstable", "neutral"}
@@ -89,7 +89,7 @@ unique : dict
     Pair name -> whether its reaction is unique (paper 003 eqs 21-27).
 """,
     "stable": "True when every reduced-stiffness eigenvalue is positive (a strict minimum of the potential).",
-    "to_dict": """A JSON-ready summary (what ``multibody statics`` writes).
+    "to_dict": """A JSON-ready summary (what ``multibody equilibrium --json`` prints).
 
 Returns
 -------
@@ -164,8 +164,12 @@ Attributes
 ----------
 T : (n, d) ndarray
     Orthonormal basis of the tangent space at q*.
-M, C, K : (d, d) ndarray
-    Reduced mass, damping and stiffness matrices.
+M : (d, d) ndarray
+    Reduced mass matrix T^T M T.
+C : (d, d) ndarray
+    Reduced damping matrix.
+K : (d, d) ndarray
+    Reduced stiffness matrix.
 coordinate_names : tuple of str
     Names of the n redundant coordinates.
 B : (d, inputs) ndarray
@@ -176,9 +180,11 @@ Cy : (outputs, 2 d) ndarray
     Output matrix on (z, z').
 output_labels : tuple of str
     The outputs, "q:NAME" / "v:NAME".
-q, v : (n,) ndarray
-    The linearisation point.
-t : float, s
+q : (n,) ndarray
+    The linearisation point's coordinates.
+v : (n,) ndarray
+    Its velocities.
+t : float in s
     Its time.
 """,
     "state_space": f"""The state-space matrices of x = (z, z').

@@ -58,9 +58,9 @@ Examples
 ----------
 amplitude : float
     a (rad or m).
-omega : float, rad/s
+omega : float in rad/s
     Angular frequency.
-phase : float, rad, optional
+phase : float in rad, optional
     Phase at t = 0.
 offset : float, optional
     Mean value (rad or m).

@@ -2,9 +2,9 @@
 from ..model.builder import ModelBuilder
 from . import attach
 
-_POINTS = """at : (2,) float, m, optional
+_POINTS = """at : (2,) float in m, optional
     The joint point as one global point of the initial (guessed) configuration; or
-on_a, on_b : (2,) float, m, optional
+on_a, on_b : (2,) float in m, optional
     the joint point in body-fixed coordinates of ``a`` and of ``b`` (from the centre of mass, body x-axis
     first). Give ``at`` or both ``on_a`` and ``on_b``."""
 _JOINT_RAISES = """ModelError
@@ -18,7 +18,7 @@ attach(ModelBuilder, {
 ----------
 name : str
     Name of the model (named in every error message and in result files).
-gravity : (2,) float, m/s^2, optional
+gravity : (2,) float in m/s^2, optional
     Gravitational acceleration in the global frame, e.g. ``(0, -9.81)``; default none.
 source : str, optional
     Where the description came from (a model file's path); kept as ``Model.source``.
@@ -51,19 +51,19 @@ A pendulum of length 1 m: two coordinates, one constraint row, one degree of fre
 ----------
 name : str
     Body name; its coordinates are "name.x", "name.y", "name.theta".
-mass : float, kg
+mass : float in kg
     Positive mass.
-inertia : float, kg m^2
+inertia : float in kg m^2
     Positive moment of inertia about the centre of mass.
-position : (2,) float, m, optional
+position : (2,) float in m, optional
     Initial centre of mass (a guess when joints close loops); default the origin.
-angle : float, rad, optional
+angle : float in rad, optional
     Initial angle of the body-fixed x-axis from the global x-axis.
-velocity : (2,) float, m/s, optional
+velocity : (2,) float in m/s, optional
     Initial velocity of the centre of mass.
-angular_velocity : float, rad/s, optional
+angular_velocity : float in rad/s, optional
     Initial angular velocity.
-outline : (k, 2) array_like, m, optional
+outline : (k, 2) array_like in m, optional
     Body-fixed points drawn as a polyline in figures.
 
 Returns
@@ -90,17 +90,17 @@ Examples
 ----------
 name : str
     Body name.
-length : float, m
+length : float in m
     Positive length; the bar's ends are at body-fixed x = -length/2 and +length/2.
-mass : float, kg
+mass : float in kg
     Positive mass.
-position : (2,) float, m
+position : (2,) float in m
     Initial centre (the middle of the bar).
-angle : float, rad
+angle : float in rad
     Initial angle of the bar from the global x-axis.
-velocity : (2,) float, m/s, optional
+velocity : (2,) float in m/s, optional
     Initial velocity of the centre.
-angular_velocity : float, rad/s, optional
+angular_velocity : float in rad/s, optional
     Initial angular velocity.
 
 Returns
@@ -131,11 +131,11 @@ Parameters
 ----------
 name : str
     Body name.
-mass : float, kg
+mass : float in kg
     Positive mass.
-position : (2,) float, m, optional
+position : (2,) float in m, optional
     Initial position.
-velocity : (2,) float, m/s, optional
+velocity : (2,) float in m/s, optional
     Initial velocity.
 
 Returns
@@ -251,11 +251,11 @@ name : str
     Joint name; one row "name.length".
 a, b : str
     The two bodies ("ground" for the fixed frame).
-on_a, on_b : (2,) float, m, optional
+on_a, on_b : (2,) float in m, optional
     The rod's ends in body-fixed coordinates of ``a`` and ``b``; or
-at_a, at_b : (2,) float, m, optional
+at_a, at_b : (2,) float in m, optional
     the ends as global points of the initial configuration (each end given exactly once).
-length : float, m, optional
+length : float in m, optional
     Positive rod length; default the initial distance of the two points.
 
 Returns

@@ -80,9 +80,9 @@ body : str
     A planar rigid body (not a point mass, not the ground).
 direction : (2,) float
     The allowed direction of motion of the contact point, global at the initial configuration.
-at : (2,) float, m, optional
+at : (2,) float in m, optional
     The contact point as a global point; or
-on : (2,) float, m, optional
+on : (2,) float in m, optional
     in body-fixed coordinates (exactly one of the two).
 
 Returns
@@ -149,15 +149,15 @@ name : str
     Name of the element.
 a, b : str
     The two bodies ("ground" for the fixed frame).
-stiffness : float, N/m
+stiffness : float in N/m
     Non-negative spring constant k.
-damping : float, N s/m, optional
+damping : float in N s/m, optional
     Non-negative damping coefficient.
-free_length : float, m, optional
+free_length : float in m, optional
     Non-negative free length l0; default the initial distance of the points.
-on_a, on_b : (2,) float, m, optional
+on_a, on_b : (2,) float in m, optional
     The attachment points in body-fixed coordinates; or
-at_a, at_b : (2,) float, m, optional
+at_a, at_b : (2,) float in m, optional
     as global points of the initial configuration (each point given exactly once).
 
 Returns
@@ -194,9 +194,9 @@ body : str
     The body the force acts on.
 fun : callable
     ``fun(t, q, v) -> (fx, fy)`` in N, global frame.
-on : (2,) float, m, optional
+on : (2,) float in m, optional
     The point of application in body-fixed coordinates; or
-at : (2,) float, m, optional
+at : (2,) float in m, optional
     as a global point of the initial configuration (exactly one of the two).
 
 Raises

@@ -20,12 +20,14 @@ attach(driver, {"simulate": f"""Parameters
 ----------
 model : Model
     The model; its initial state is made consistent first (:func:`consistent_state`).
-t_end : float, s
+t_end : float in s
     End time (after ``t_start``).
-t_start : float, s, optional
+t_start : float in s, optional
     Start time; default 0.
 formulation : str, optional
-    Name of the formulation, default "lagrange" (``multibody formulations`` lists them).
+    The equations: "lagrange" (default), "nullspace", "projection", "minimal", "partitioning" or
+    "closing" (:data:`multibody.formulations.registry.FORMULATIONS`); the energy-momentum integrator runs
+    "constrained" (given "lagrange") or "reduced" (paper 004).
 options : RunOptions, optional
     Integrator, tolerances, step, output times.
 formulation_options : dict, optional
@@ -73,16 +75,16 @@ integrator : str, optional
     "dopri5" (default), "dop853", "rk4", "generalized-alpha" or "energy-momentum".
 rtol, atol : float, optional
     Relative and absolute error tolerances of the adaptive integrators (defaults 1e-6, 1e-8).
-step : float, s, optional
+step : float in s, optional
     Fixed step size (required by rk4, generalized-alpha and energy-momentum); a Runge-Kutta method
     given a step takes it without error control. Default None: adaptive steps.
-max_step : float, s, optional
+max_step : float in s, optional
     Largest step; default unlimited.
-output_interval : float, s, optional
+output_interval : float in s, optional
     0 (default): store every accepted step; > 0: at most one state per interval.
-output_times : sequence of float, s, optional
+output_times : sequence of float in s, optional
     Explicit, increasing output times within [t_start, t_end].
-output_step : float, s, optional
+output_step : float in s, optional
     > 0: output times t_start, t_start + output_step, ..., up to t_end.
 rho_inf : float, optional
     Spectral radius at infinity of generalized-alpha, in [0, 1]; default 0.9.
@@ -104,7 +106,7 @@ Examples
 
 attach(events, {"lock_at": f"""Parameters
 ----------
-t : float, s
+t : float in s
     Time of the event.
 *coordinates : str or int
     Coordinate names or indices; each gets a row q_k - q_k(t) = 0 labelled "lock-<name>.value"

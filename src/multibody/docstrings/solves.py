@@ -26,7 +26,7 @@ model : Model
     The model.
 q : (n,) array_like
     The guess (m, rad).
-t : float, s, optional
+t : float in s, optional
     Time (drivers).
 hold : sequence of int, optional
     Indices of coordinates kept at their guessed values.
@@ -60,7 +60,7 @@ q : (n,) ndarray
     Consistent coordinates.
 v : (n,) array_like
     The guess (m/s, rad/s).
-t : float, s, optional
+t : float in s, optional
     Time.
 given : sequence of int, optional
     Indices of velocities kept as given.
@@ -90,7 +90,7 @@ At (1, 0) the rod allows only vertical motion: the guess (1, 1) loses its radial
 ----------
 model : Model
     The model; ``model.hold`` and ``model.velocity_given`` say which initial values are kept.
-t : float, s, optional
+t : float in s, optional
     Time.
 q, v : (n,) array_like, optional
     Guesses; default ``model.q0`` and ``model.v0``.

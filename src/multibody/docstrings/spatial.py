@@ -10,7 +10,7 @@ body2 : str
     The child body (list joints parent -> child)."""
 _AXIS = """axis : (3,) float
     The pair's axis n (global, at the initial configuration; normalised)."""
-_POINT2 = """point2 : (3,) float, m, optional
+_POINT2 = """point2 : (3,) float in m, optional
     The child's point when it differs from ``point`` (it must lie on the pair's line or plane)."""
 _RAISES = """Raises
 ------
@@ -21,7 +21,9 @@ ModelError
 def _dof(kind, rows, dof, extra="", call=None):
     """An example: one body jointed to the ground by this pair keeps ``dof`` of its 6 freedoms."""
     call = call or f'{kind}("J", "ground", "rod", point=(0.0, 0.0, 0.0){extra})'
-    return f""">>> from multibody import SpatialModelBuilder, consistent_state, evaluate, pivoted_qr
+    return f"""A rod jointed to the ground by this pair keeps {dof} of its 6 freedoms:
+
+>>> from multibody import SpatialModelBuilder, consistent_state, evaluate, pivoted_qr
 >>> sb = SpatialModelBuilder("{kind}")
 >>> sb.add_body("rod", mass=1.0, inertia=(0.1, 0.1, 0.01), position=(0.0, 0.0, -0.5))
 'rod'
@@ -68,22 +70,22 @@ A spherical pendulum: 12 coordinates, 6 + 3 rows, 3 degrees of freedom.
 ----------
 name : str
     Body name (not "ground").
-mass : float, kg
+mass : float in kg
     Positive mass.
-inertia : (3,) or (3, 3) float, kg m^2
+inertia : (3,) or (3, 3) float in kg m^2
     Principal moments of inertia about the centre of mass (with ``directors``), or the inertia tensor in
     global components, whose principal frame becomes the directors. The principal values must satisfy
     the triangle inequality J_i <= J_j + J_k (at most one equality: a flat body).
-position : (3,) float, m
+position : (3,) float in m
     Initial centre of mass.
 directors : (3, 3) float, optional
     Columns d1, d2, d3 of a right-handed orthonormal frame, the principal axes of ``inertia`` (3,);
     default the global axes.
-velocity : (3,) float, m/s, optional
+velocity : (3,) float in m/s, optional
     Initial velocity of the centre of mass.
-omega : (3,) float, rad/s, optional
+omega : (3,) float in rad/s, optional
     Initial angular velocity (global components); the directors' rates are omega x d_i.
-outline : (k, 3) array_like, m, optional
+outline : (k, 3) array_like in m, optional
     Global points at the initial configuration, drawn by the 3-D figures.
 
 Returns
@@ -115,9 +117,9 @@ E_i = (J_j + J_k - J_i) / 2 for the directors (eq. 158), here (0.005, 0.005, 0.0
 kind : {{"S", "R", "C", "P", "E"}}
     Spherical (3 rows), revolute (5), cylindrical (4), prismatic (5) or planar (3) pair.
 {_PAIR}
-point : (3,) float, m
+point : (3,) float in m
     The joint point, global at the initial configuration.
-point2 : (3,) float, m, optional
+point2 : (3,) float in m, optional
     The child's point when it differs (C, P, E pairs).
 axis : (3,) float, optional
     The axis n^1, global at the initial configuration; default (0, 0, 1).
@@ -133,7 +135,7 @@ Examples
     "spherical": f"""Parameters
 ----------
 {_PAIR}
-point : (3,) float, m
+point : (3,) float in m
     The common point, global at the initial configuration.
 
 {_RAISES}
@@ -145,7 +147,7 @@ Examples
     "revolute": f"""Parameters
 ----------
 {_PAIR}
-point : (3,) float, m
+point : (3,) float in m
     A point of the axis, global at the initial configuration.
 {_AXIS}
 
@@ -158,7 +160,7 @@ Examples
     "cylindrical": f"""Parameters
 ----------
 {_PAIR}
-point : (3,) float, m
+point : (3,) float in m
     A point of the axis, global at the initial configuration.
 {_AXIS}
 {_POINT2}
@@ -172,7 +174,7 @@ Examples
     "prismatic": f"""Parameters
 ----------
 {_PAIR}
-point : (3,) float, m
+point : (3,) float in m
     A point of the line of sliding, global at the initial configuration.
 {_AXIS}
 {_POINT2}
@@ -186,7 +188,7 @@ Examples
     "planar": f"""Parameters
 ----------
 {_PAIR}
-point : (3,) float, m
+point : (3,) float in m
     A point of the plane, global at the initial configuration.
 axis : (3,) float
     The plane's normal n (global, at the initial configuration; normalised).
@@ -200,7 +202,7 @@ Examples
 """,
     "gravity": """Parameters
 ----------
-g : float, m/s^2, optional
+g : float in m/s^2, optional
     Magnitude; default 9.81.
 direction : (3,) float, optional
     Direction (normalised); default (0, 0, -1).

@@ -26,13 +26,13 @@ name : str
     Name of the element.
 body1, body2 : str or None
     The two bodies (None or "ground" for the fixed frame), not the same.
-point1, point2 : (3,) float, m
+point1, point2 : (3,) float in m
     The attachment points on body1 and body2, global at the initial configuration.
-stiffness : float, N/m
+stiffness : float in N/m
     Spring constant k.
-damping : float, N s/m, optional
+damping : float in N s/m, optional
     Damping coefficient.
-free_length : float, m, optional
+free_length : float in m, optional
     Free length l0; default the initial distance of the points.
 
 Returns
@@ -60,11 +60,11 @@ name : str
     Name of the element.
 joint : str
     A revolute (R) or cylindrical (C) pair added before.
-stiffness : float, N m/rad
+stiffness : float in N m/rad
     Torsion spring constant k.
-damping : float, N m s/rad, optional
+damping : float in N m s/rad, optional
     Damping coefficient c.
-free_angle : float, rad, optional
+free_angle : float in rad, optional
     The angle of zero torque, measured from the initial configuration.
 
 Returns
@@ -136,7 +136,7 @@ body : str
     The body the force acts on (not the ground).
 fun : callable
     ``fun(t, q, v) -> (3,)``, the force in N, global components.
-point : (3,) float, m, optional
+point : (3,) float in m, optional
     The point of application, global at the initial configuration (fixed in the body); default the
     centre of mass.
 name : str, optional

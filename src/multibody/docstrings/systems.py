@@ -24,19 +24,23 @@ constraints : tuple of ConstraintGroup
     Holonomic constraint groups, one per joint type; rows labelled "joint.component".
 forces : tuple of ForceElement
     Gravity, springs, dampers, user forces.
-q0, v0 : (n,) ndarray
-    Initial positions (a guess until assembled) and velocities.
+q0 : (n,) ndarray
+    Initial positions (a guess until assembled).
+v0 : (n,) ndarray
+    Initial velocities.
 mass_matrix : (n, n) ndarray or None
     The constant mass matrix, or None when ``mass_fun`` gives M(q).
 mass_fun : callable or None
     M(q) -> (n, n) for configuration-dependent mass matrices.
-hold, velocity_given : tuple of int
-    Coordinates kept at their initial position / velocity when the initial state is made consistent.
+hold : tuple of int
+    Coordinates kept at their initial position when the initial state is made consistent.
+velocity_given : tuple of int
+    Coordinates whose initial velocity is kept.
 configurations : Mapping[str, ndarray]
     Named configurations (``configuration(name)``).
 bodies : tuple of BodyInfo
     Bodies for labels and drawing.
-length_scale : float, m
+length_scale : float in m
     A characteristic length (tolerances of the kinematic solves are relative to it).
 source : str
     Where the description came from (a model file's path).
@@ -250,17 +254,17 @@ attach(chain, {"serial_chain": """Parameters
 ----------
 name : str
     Name of the model; the coordinates are "q1", ..., "qN" (rad).
-lengths : sequence of float, m
+lengths : sequence of float in m
     Link lengths L_k.
-masses : sequence of float, kg
+masses : sequence of float in kg
     Positive link masses.
-inertias : sequence of float, kg m^2
+inertias : sequence of float in kg m^2
     Positive moments of inertia about each link's centre of mass.
-com : sequence of float, m, optional
+com : sequence of float in m, optional
     Distance of each centre of mass from the link's proximal joint; default L/2.
-base_angle : float, rad, optional
+base_angle : float in rad, optional
     Angle of the first link at q = 0 from the global x-axis.
-gravity : (2,) float, m/s^2, optional
+gravity : (2,) float in m/s^2, optional
     Default (0, -9.81).
 q0 : (N,) array_like
     Initial joint angles.

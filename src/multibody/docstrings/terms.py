@@ -5,7 +5,7 @@ from .. import assembly
 from ..linalg import rank
 from . import attach
 
-_TQV = """t : float, s
+_TQV = """t : float in s
     Time.
 q : (n,) ndarray
     Coordinates (m, rad).
@@ -24,7 +24,7 @@ _BOB = """>>> import numpy as np
 
 attach(assembly.State, {"": """Parameters
 ----------
-t : float, s
+t : float in s
     Time.
 q : (n,) ndarray
     Coordinates (m, rad).
@@ -155,7 +155,7 @@ Examples
 
 Parameters
 ----------
-t : float, s
+t : float in s
     Time.
 q : (n,) ndarray
     Coordinates.
@@ -230,13 +230,13 @@ Attributes
 Q : (n, n) ndarray
     Orthogonal factor.
 R : (n, m) ndarray
-    Upper triangular factor with decreasing ``|R_ii|``.
+    Upper triangular factor with decreasing |R_ii|.
 perm : (m,) ndarray of int
     The row order of A chosen by the pivoting.
 rank : int
     The numerical rank.
 R_diag : (min(m, n),) ndarray
-    ``|R_ii|``.
+    |R_ii|, the diagonal magnitudes.
 tolerance : RankTolerance
     The tolerance of the rank decision.
 """,
