@@ -19,7 +19,7 @@ attach(ModelBuilder, {
 name : str
     Name of the model (named in every error message and in result files).
 gravity : (2,) float in m/s^2, optional
-    Gravitational acceleration in the global frame, e.g. ``(0, -9.81)``; default none.
+    Gravitational acceleration in the global frame, e.g. ``(0, -9.81)``; default (0, 0), no gravity.
 source : str, optional
     Where the description came from (a model file's path); kept as ``Model.source``.
 

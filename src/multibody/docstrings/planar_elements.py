@@ -290,7 +290,7 @@ A pendulum bob at (0, -1) given x' = 2 m/s: the rod leaves y' = 0.
 name : str
     Name of the configuration (``Model.configuration(name)``).
 poses : dict
-    ``{body: (x, y, theta)}`` in m and rad for every movable body (a point mass's theta is ignored).
+    ``{body: (x, y, theta)}`` in m and rad for every movable body (a point mass takes (x, y)).
 
 Examples
 --------

@@ -95,7 +95,8 @@ The block's x = g t^2 / 4 at t = 0, 0.5, 1 s:
     "to_xarray": """Returns
 -------
 xarray.Dataset
-    One variable per series over ("time", "<series>_label"), with CF ``units``.
+    One variable per series with dims (time, coordinate or <name>_label), attributes units,
+    column_units and long_name; the summary's scalar entries as dataset attributes.
 
 Raises
 ------
@@ -105,7 +106,8 @@ MultibodyError
     "to_dataframe": f"""Returns
 -------
 pandas.DataFrame
-    Index ``t``; two-level columns (series, label).
+    Indexed by time (repeated at events: the states before and after the jump), columns
+    (series, label): ``df["q"]["slider.x"]``.
 
 Raises
 ------

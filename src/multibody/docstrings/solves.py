@@ -42,6 +42,8 @@ Raises
 AssemblyError
     If Newton does not meet the tolerance in ``tol.max_iterations`` iterations; the message names the
     largest residual rows and the held coordinates.
+MultibodyError
+    If ``sparse=True`` on a model the sparse path does not handle (nonholonomic rows, Generic groups).
 
 Examples
 --------
@@ -75,6 +77,8 @@ Raises
 ------
 AssemblyError
     If the given velocities contradict the constraints (the message names the violated rows).
+MultibodyError
+    If ``sparse=True`` on a model the sparse path does not handle.
 
 Examples
 --------

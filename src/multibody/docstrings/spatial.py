@@ -11,7 +11,7 @@ body2 : str
 _AXIS = """axis : (3,) float
     The pair's axis n (global, at the initial configuration; normalised)."""
 _POINT2 = """point2 : (3,) float in m, optional
-    The child's point when it differs from ``point`` (it must lie on the pair's line or plane)."""
+    The child's point when it differs from ``point``, global at the initial configuration."""
 _RAISES = """Raises
 ------
 ModelError

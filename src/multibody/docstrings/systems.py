@@ -213,7 +213,8 @@ forces : callable, optional
 potential : callable, optional
     V(q) -> float in J, used only for the energy output (``forces`` must then contain -dV/dq).
 constraints : iterable, optional
-    Dicts {"name", "phi"[, "jacobian", "phi_t", "gamma", "rows"]} or ConstraintGroups.
+    Dicts with keys "name", "phi" (callable Phi(q, t) -> (r,)) and optionally "jacobian", "phi_t",
+    "gamma", "rows", or prebuilt ConstraintGroups.
 q0 : (n,) array_like
     Initial positions (a guess until assembled).
 v0 : (n,) array_like, optional
@@ -225,7 +226,8 @@ configurations : dict, optional
 source : str, optional
     Where the description came from.
 nonholonomic : iterable, optional
-    Dicts {"name", "psi"[, "psi_t", "gamma", "rows"]} or Pfaffian groups.
+    Dicts with keys "name", "psi" (callable Psi(q, t) -> (r, n)) and optionally "psi_t", "gamma",
+    "rows", or prebuilt Pfaffian groups.
 
 Returns
 -------
