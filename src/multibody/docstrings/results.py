@@ -3,22 +3,26 @@
 from importlib import import_module
 
 from . import attach
+from .runs import _BLOCK
 
 result = import_module("multibody.results.result")
 sweep_run = import_module("multibody.sweep.run")
 table = import_module("multibody.sweep.table")
 
 #: 1 s of a block on a 45-degree rail, stored at 0, 0.5 and 1 s
-_RUN = """>>> from multibody import ModelBuilder, RunOptions, simulate
->>> mb = ModelBuilder("incline", gravity=(0.0, -9.81))
->>> mb.add_body("block", mass=1.0, inertia=0.1)
-'block'
->>> mb.prismatic("rail", "ground", "block", axis=(1.0, -1.0), at=(0.0, 0.0))
-'rail'
->>> result = simulate(mb.build(), t_end=1.0, options=RunOptions(output_step=0.5),
+_RUN = _BLOCK + """
+>>> result = simulate(model, t_end=1.0, options=RunOptions(output_step=0.5),
 ...                   formulation_options={"fast": False})"""
 _PATH = """path : str or os.PathLike
     The file to write (replaced atomically when it exists)."""
+_WRITES = f"""Parameters
+----------
+{_PATH}
+
+Returns
+-------
+pathlib.Path
+    The path written."""
 _TMP = """>>> import tempfile
 >>> from pathlib import Path
 >>> folder = tempfile.TemporaryDirectory()"""
@@ -121,14 +125,7 @@ Examples
 >>> frame[("q", "block.x")].round(9).tolist()
 [0.0, 0.613125, 2.4525]
 """,
-    "save": f"""Parameters
-----------
-{_PATH}
-
-Returns
--------
-pathlib.Path
-    The path written.
+    "save": f"""{_WRITES}
 
 Examples
 --------
@@ -160,14 +157,7 @@ Raises
 FileFormatError
     If the file is not a multibody result file, is damaged, or is refused as unsafe.
 """,
-    "to_csv": f"""Parameters
-----------
-{_PATH}
-
-Returns
--------
-pathlib.Path
-    The path written.
+    "to_csv": f"""{_WRITES}
 
 Examples
 --------
@@ -312,25 +302,11 @@ Raises
 MultibodyError
     If the suffix is none of those.
 """,
-    "to_csv": f"""Parameters
-----------
-{_PATH}
-
-Returns
--------
-pathlib.Path
-    The path written.
+    "to_csv": f"""{_WRITES}
 """,
     "to_hdf5": f"""Write the table as HDF5 (one dataset per column; :meth:`load` reads it back).
 
-Parameters
-----------
-{_PATH}
-
-Returns
--------
-pathlib.Path
-    The path written.
+{_WRITES}
 
 Examples
 --------
