@@ -1,14 +1,17 @@
 """Every public name has a numpydoc docstring with its sections (issue 22), so that the rule stays true.
 
-Public: the names of ``multibody.__all__``, their public methods and properties (what docs/api.rst shows
-with ``:members:``) and the objects those return that users work with. A callable that takes parameters
+Public: the names of ``multibody.__all__`` and every object docs/api.rst documents (the flat API and the
+objects it returns that users work with), with their public methods and properties (what ``:members:``
+shows). A callable that takes parameters
 needs a Parameters section naming each of them (and no others), one that returns a value a Returns
 section, one that raises a :class:`~multibody.MultibodyError` itself a Raises section naming the class.
 Sections are parsed by numpydoc's own parser (``numpydoc.docscrape``).
 """
 import ast
 import inspect
+import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -17,10 +20,9 @@ from multibody import docstrings, errors
 
 docscrape = pytest.importorskip("numpydoc.docscrape")
 
-#: objects returned by the flat API that users work with (documented in docs/api.rst)
-RETURNED = ("multibody.analysis.equilibrium.Equilibrium", "multibody.analysis.linearize.Linearization",
-            "multibody.analysis.linearize.Modes", "multibody.linalg.rank.PivotedQR",
-            "multibody.sweep.SweepTable", "multibody.sweep.sweep")
+API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.rst"
+#: what the API page documents: ``.. autoclass:: multibody.X`` and the like
+DOCUMENTED = re.findall(r"^\.\. auto(?:class|function|exception):: (\S+)", API_PAGE.read_text(), re.M)
 USER_ERRORS = {name for name, obj in vars(errors).items()
                if isinstance(obj, type) and issubclass(obj, errors.MultibodyError)}
 
@@ -33,7 +35,7 @@ def _resolve(path):
 def _public():
     """{qualified name: object} of the public names and their public members."""
     tops = {f"multibody.{n}": getattr(multibody, n) for n in multibody.__all__ if n != "__version__"}
-    tops.update({path: _resolve(path) for path in RETURNED})
+    tops.update({path: _resolve(path) for path in DOCUMENTED})
     out = dict(tops)
     for name, obj in tops.items():
         if inspect.isclass(obj) and not issubclass(obj, BaseException):
@@ -117,6 +119,11 @@ def test_the_public_api_is_walked():
     for name in ("multibody.ModelBuilder.revolute", "multibody.SpatialModelBuilder.joint", "multibody.Result.load",
                  "multibody.simulate", "multibody.sweep.SweepTable.save"):
         assert name in PUBLIC, name
+
+
+def test_the_api_page_documents_the_flat_api():
+    missing = [n for n in multibody.__all__ if n != "__version__" and f"multibody.{n}" not in DOCUMENTED]
+    assert missing == [], "add them to docs/api.rst"
 
 
 def test_every_public_name_has_its_sections():
