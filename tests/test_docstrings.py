@@ -2,9 +2,9 @@
 
 Public: the names of ``multibody.__all__`` and every object docs/api.rst documents (the flat API and the
 objects it returns that users work with), with their public methods and properties (what ``:members:``
-shows). A callable that takes parameters
-needs a Parameters section naming each of them (and no others), one that returns a value a Returns
-section, one that raises a :class:`~multibody.MultibodyError` itself a Raises section naming the class.
+shows). A callable that takes parameters needs a Parameters section naming each of them (and no others),
+one that returns a value a Returns section, one that raises a :class:`~multibody.MultibodyError` itself a
+Raises section naming the class.
 Sections are parsed by numpydoc's own parser (``numpydoc.docscrape``).
 """
 import ast
