@@ -96,7 +96,17 @@ Returns
 dict
     model, t, q by name, stability, stiffness eigenvalues, driver efforts, multipliers and reactions by
     label, which reactions are unique, residual, iterations.
-""",
+
+Examples
+--------
+The rod of a hanging 1 kg pendulum carries m g = 9.81 N:
+
+{_PENDULUM}
+>>> from multibody import equilibrium
+>>> facts = equilibrium(model).to_dict()
+>>> facts["stability"], round(facts["multipliers"]["rod.length"], 9)
+('stable', 9.81)
+""".replace("{_PENDULUM}", _PENDULUM),
 })
 
 attach(linearize, {
@@ -234,5 +244,12 @@ coordinate_names : tuple of str
 -------
 dict
     frequencies_hz and damping_ratios as lists (None for NaN), shapes as {coordinate: value} dicts.
-""",
+
+Examples
+--------
+{_PENDULUM}
+>>> from multibody import modes
+>>> sorted(modes(model).to_dict())
+['damping_ratios', 'frequencies_hz', 'shapes']
+""".replace("{_PENDULUM}", _PENDULUM),
 })

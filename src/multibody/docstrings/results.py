@@ -274,7 +274,13 @@ Returns
 -------
 ndarray
     The q:NAME values in column order, NaN where missing.
-""",
+
+Examples
+--------
+{_ROWS}
+>>> [table.final_q(row).tolist() for row in table.rows]
+[[nan], [0.5]]
+""".replace("{_ROWS}", _ROWS),
     "save": f"""Parameters
 ----------
 {_PATH}

@@ -182,6 +182,21 @@ Raises
 ------
 ModelError
     {_NAME_TAKEN}, or the body is unknown or the ground.
+
+Examples
+--------
+A torque (0, 0, 1) N m on a body with d1 = e_x, d2 = e_y: 1/2 tau x d_1 = (0, 0.5, 0) on d1 and
+1/2 tau x d_2 = (-0.5, 0, 0) on d2.
+
+>>> from multibody import SpatialModelBuilder, evaluate
+>>> sb = SpatialModelBuilder("turned")
+>>> sb.add_body("box", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(0.0, 0.0, 0.0))
+'box'
+>>> sb.torque("box", lambda t, q, v: (0.0, 0.0, 1.0))
+'torque-0'
+>>> model = sb.build()
+>>> evaluate(model, 0.0, model.q0, model.v0).f[3:9].round(12).tolist()
+[0.0, 0.5, 0.0, -0.5, 0.0, 0.0]
 """,
     "constraint": """Parameters
 ----------

@@ -74,7 +74,13 @@ Returns
 -------
 (n, n) ndarray
     The mass matrix M(q) (kg, kg m, kg m^2 entries).
-""",
+
+Examples
+--------
+{_PENDULUM}
+>>> model.mass(model.q0).tolist()
+[[1.0, 0.0], [0.0, 1.0]]
+""".replace("{_PENDULUM}", _PENDULUM),
     "coordinate_index": """The index of a coordinate in q.
 
 Parameters
@@ -91,7 +97,13 @@ Raises
 ------
 ModelError
     If the model has no such coordinate (the message lists them).
-""",
+
+Examples
+--------
+{_PENDULUM}
+>>> model.coordinate_index("bob.y")
+1
+""".replace("{_PENDULUM}", _PENDULUM),
     "with_initial": f"""Parameters
 ----------
 q0, v0 : (n,) array_like, optional

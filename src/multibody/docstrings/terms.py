@@ -133,6 +133,21 @@ Phi : (m,) ndarray
 C : (m + h, n) ndarray
 b : (m + h,) ndarray
 Gamma : (m + h,) ndarray
+
+Examples
+--------
+A knife edge along x (no holonomic rows): its row of C forbids the sideways velocity y'.
+
+>>> import numpy as np
+>>> from multibody import ModelBuilder, Workspace
+>>> mb = ModelBuilder("sled")
+>>> mb.add_body("sled", mass=1.0, inertia=0.1)
+'sled'
+>>> mb.knife_edge("blade", "sled", direction=(1.0, 0.0), on=(0.0, 0.0))
+'blade'
+>>> Phi, C, b, Gamma = Workspace(mb.build()).velocity_constraints(0.0, np.zeros(3), np.zeros(3))
+>>> C.tolist()
+[[0.0, 1.0, 0.0]]
 """,
     "forces": f"""The generalized forces f(t, q, v) of all force elements.
 
@@ -183,7 +198,13 @@ Returns
 -------
 Terms
     M, f, Phi, A, Phi_t, gamma.
-""",
+
+Examples
+--------
+{_BOB}
+>>> ws.terms(0.0, q, v).f.tolist()
+[0.0, -9.81]
+""".replace("{_BOB}", _BOB),
 })
 
 attach(assembly, {"evaluate": f"""Parameters
