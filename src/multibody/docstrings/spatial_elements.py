@@ -47,12 +47,20 @@ ModelError
 
 Examples
 --------
->>> from multibody import SpatialModelBuilder
+A 1 kg box on a vertical guide hanging from a spring (k = 50 N/m, l0 = 1 m) rests at
+z = -l0 - m g / k = -1.1962 m:
+
+>>> from multibody import SpatialModelBuilder, equilibrium
 >>> sb = SpatialModelBuilder("bouncer")
 >>> sb.add_body("box", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(0.0, 0.0, -1.0))
 'box'
+>>> sb.prismatic("guide", "ground", "box", point=(0.0, 0.0, -1.0), axis=(0.0, 0.0, 1.0))
 >>> sb.spring_damper("spring", "ground", "box", point1=(0, 0, 0), point2=(0, 0, -1.0), stiffness=50.0)
 'spring'
+>>> sb.gravity()
+>>> eq = equilibrium(sb.build())
+>>> round(float(eq.q[2]), 4), eq.stability
+(-1.1962, 'stable')
 """,
     "rotational_spring_damper": f"""Parameters
 ----------
