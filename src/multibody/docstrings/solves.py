@@ -103,8 +103,10 @@ ws : Workspace, optional
 
 Returns
 -------
-q, v : (n,) ndarray
-    Positions on Phi = 0 and velocities on C v + b = 0.
+q : (n,) ndarray
+    Positions on Phi = 0.
+v : (n,) ndarray
+    Velocities on C v + b = 0.
 
 Raises
 ------

@@ -88,8 +88,10 @@ q, v : (n,) ndarray
 
 Returns
 -------
-qe, ve : (n + 1,) ndarray
-    The workspace's own buffers (overwritten by the next call).
+qe : (n + 1,) ndarray
+    Coordinates and a trailing zero: the workspace's own buffer (overwritten by the next call).
+ve : (n + 1,) ndarray
+    Velocities and a trailing zero, likewise.
 """,
     "constraints": f"""Parameters
 ----------
