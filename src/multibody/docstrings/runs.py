@@ -73,8 +73,10 @@ attach(options.RunOptions, {"": """Parameters
 ----------
 integrator : str, optional
     "dopri5" (default), "dop853", "rk4", "generalized-alpha" or "energy-momentum".
-rtol, atol : float, optional
-    Relative and absolute error tolerances of the adaptive integrators (defaults 1e-6, 1e-8).
+rtol : float, optional
+    Relative error tolerance of the adaptive integrators; default 1e-6.
+atol : float, optional
+    Absolute error tolerance (in the units of each coordinate); default 1e-8.
 step : float in s, optional
     Fixed step size (required by rk4, generalized-alpha and energy-momentum); a Runge-Kutta method
     given a step takes it without error control. Default None: adaptive steps.
