@@ -8,9 +8,9 @@ docstrings when ``multibody`` is imported, the way pandas appends shared docstri
 Why not inline: the builders and several long routines sit at the project's size limits (400 lines a
 module, 60 a function; tests/test_architecture.py), and sections inline would push them over.
 
-``tests/test_docstrings.py`` checks that every public callable has its Parameters (each parameter by name)
-and Returns sections and that every entry here still names an existing object; ``tests/test_doctests.py``
-runs the Examples.
+``tests/test_docstrings.py`` checks that every public callable has its Parameters (each parameter by name),
+Returns and Raises sections and that every entry here still names an existing object;
+``tests/test_doctests.py`` runs the Examples.
 """
 from __future__ import annotations
 
@@ -43,4 +43,6 @@ def attach(owner, sections: dict[str, str]) -> None:
         ATTACHED.append((owner, name))
 
 
-from . import planar, planar_elements, spatial, spatial_elements, systems, motion, terms, solves, analyses, runs, results  # noqa: E402,F401  (each attaches its sections)
+# each module attaches the sections of its part of the API when imported
+from . import (analyses, motion, planar, planar_elements, results, runs, solves, spatial,  # noqa: E402,F401
+               spatial_elements, systems, terms)
