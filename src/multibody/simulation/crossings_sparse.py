@@ -14,11 +14,12 @@ every accepted state and at ``INTERIOR`` points of each step on the dense output
 ``SCREEN`` times the largest rho of the run is located by Brent's bounded search on log rho along the (unprojected)
 dense output. That output is off the branch by the local error, so the time is then refined on the path projected
 onto Phi = 0 (parabolic steps on sigma_r^2 from dense SVDs, smooth there: sigma_r is the modulus of a function
-that changes sign), and the rank at the projected configuration is decided by a dense pivoted QR with
-crossings.CROSSING_TOL after each step, up to ``REFINE`` steps (measured on the N-four-bar without refinement:
-rank 242 of 242 at rtol 1e-4 where the crossing drops it to 202, and 203 instead of 202 once in 20 crossings at
-rtol 1e-7). Cost per step: (1 + INTERIOR) sparse factorisations; per crossing: ~40 sparse ones and three
-projections and SVDs per refinement step.
+that changes sign) while a singular value of A there lies between CROSSING_TOL and ``AMBIGUOUS`` times the
+largest (undecided), at most ``REFINE`` steps; then the singular values with crossings.CROSSING_TOL decide the
+rank (measured on the N-four-bar without refinement: rank 242 of 242 at rtol 1e-4 where the crossing drops it to
+202, and 203 instead of 202 once in 20 crossings at rtol 1e-7; its generic s_r / s_1 is 1.7e-2). Cost per step:
+(1 + INTERIOR) sparse factorisations; per crossing: ~40 sparse ones, one projection and one dense SVD, and three
+more of each per refinement step.
 
 Models whose A is rank deficient from the start (redundant rows) have det S = 0 everywhere: the indicator says
 nothing there, and such runs keep ``singular_crossings_monitored: false``.
@@ -31,7 +32,6 @@ import scipy.sparse.linalg as spla
 
 from ..errors import MultibodyError
 from ..kinematics import solve_positions
-from ..linalg.rank import pivoted_qr
 from .crossings import CROSSING_TOL, LOCATE_XTOL, OFF_BRANCH, CrossingMonitor
 
 #: dense-output samples inside each step (besides the accepted states)
@@ -40,6 +40,9 @@ INTERIOR = 1
 SCREEN = 0.05
 #: parabolic refinement steps of the located time on the projected path (sigma_r^2 is locally a parabola)
 REFINE = 3
+#: singular values of A at the located configuration between CROSSING_TOL and AMBIGUOUS times the largest leave
+#: the rank undecided (the location is not close enough to tell a vanishing one from a small generic one): refine
+AMBIGUOUS = 1e-4
 #: pivot ratio at the start below which A counts as rank deficient (redundant rows): unmonitored
 REDUNDANT = 1e-14
 
@@ -84,23 +87,28 @@ class SparseCrossingMonitor(CrossingMonitor):
             mid = (ta + tb) / 2
             t_star = mid + so.minimize_scalar(lambda x: log_rho(mid + x), bounds=(ta - mid, tb - mid),
                                               method="bounded", options={"xatol": LOCATE_XTOL}).x
-            d = 1e-3 * (tb - ta)
-            for _ in range(REFINE):      # the dense output is off the branch by the local error: refine
+            d, q_proj = 1e-3 * (tb - ta), self._project(t_star)
+            for k in range(REFINE + 1):      # the dense output is off the branch by the local error: refine
+                s = np.linalg.svd(self._A(t_star, q_proj), compute_uv=False)
+                s = s / s[0]
+                if k == REFINE or not np.any((s > CROSSING_TOL.rtol) & (s <= AMBIGUOUS)):
+                    break
                 t_new, q_proj = self._parabola(t_star, ta, tb, d)
                 d, t_star = max(abs(t_new - t_star), 1e-12 * max(1.0, abs(t_star))), t_new
-                rank = pivoted_qr(self._A(t_star, q_proj), CROSSING_TOL).rank
-                if rank < self.generic:
-                    break
+            rank = int(np.count_nonzero(s > CROSSING_TOL.rtol))
         except (MultibodyError, ValueError, np.linalg.LinAlgError):
             return
         if np.max(np.abs(q_proj - self._position(t_star))) > OFF_BRANCH * f.model.length_scale:
             return
         self._record(t_star, rank)
 
+    def _project(self, t):
+        """The dense output's configuration at t projected onto Phi = 0."""
+        return solve_positions(self.form.model, self._position(t), t, ws=self.form.ws)
+
     def _parabola(self, t, ta, tb, d):
         """One parabolic step on sigma_r^2 of the projected path through t - d, t, t + d (dense SVDs): (t*, q)."""
-        f = self.form
-        project = lambda t: solve_positions(f.model, self._position(t), t, ws=f.ws)      # noqa: E731
+        project = self._project
         sig2 = lambda t: float(np.linalg.svd(self._A(t, project(t)), compute_uv=False)[self.generic - 1]) ** 2  # noqa: E731
         lo, hi = max(ta, t - d), min(tb, t + d)
         y0, y1, y2 = sig2(lo), sig2(t), sig2(hi)
