@@ -9,13 +9,15 @@ theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the d
 and triple four-bars and the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed
 form: "-"), the singular crossings reported against the number expected (sign changes of sin theta of the exact
 solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5), accepted steps, the smallest step, the largest
-after-step move (error scales), the relative energy drift and the wall time. Each run is a forked process (a
+after-step move (error scales), the relative energy drift, the wall time and the run's CPU time (the
+machine may be shared). Each run is a forked process (a
 hung or very long run is cut at ``--timeout``). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
 OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
 
     PYTHONPATH=src OPENBLAS_NUM_THREADS=1 python benchmarks/singular_matrix.py [--models double-four-bar,n-four-bar-10]
         [--formulations lagrange,nullspace-flow] [--integrators dopri5,dop853,generalized-alpha] [--rtols 1e-4,1e-8]
         [--atols same,hundredth] [--timeout 600] [--csv benchmarks/results/singular_matrix.csv]
+    python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv     # the Markdown summary
 
 Formulation names are those of ``--formulation``; ``nullspace-flow`` is nullspace with ``--basis flow``
 (``nullspace`` alone: the default continued basis). generalized-alpha takes fixed steps (``--ga-steps``), not rtol.
@@ -48,7 +50,7 @@ ALL_FORMULATIONS = "lagrange,nullspace,nullspace-flow,partitioning,projection,mi
 CROSSINGS_2X2 = 7
 FIELDS = ["model", "formulation", "integrator", "rtol", "atol", "step", "status", "crank_spread_rad", "tip_error_m",
           "crossings", "crossings_expected", "steps", "min_step_s", "max_jump_scales", "energy_drift_rel",
-          "wall_s", "blas_kernel", "message"]
+          "wall_s", "blas_kernel", "message", "cpu_s"]
 
 
 def expected_crossings(cells, t_end) -> int:
@@ -103,7 +105,9 @@ def one(name, formulation, integrator, rtol, atol, step) -> dict:
 
 def _child(conn, args):
     try:
-        conn.send(one(*args))
+        c0 = time.process_time()
+        row = one(*args)
+        conn.send({**row, "cpu_s": f"{time.process_time() - c0:.1f}"})
     except Exception as exc:     # noqa: BLE001 (a crash is a row of the matrix, not the end of it)
         conn.send({"status": "ERROR", "message": f"{type(exc).__name__}: {exc}"[:300]})
 
@@ -134,6 +138,34 @@ def cases(a):
                         yield name, f, i, rtol, rtol if kind == "same" else rtol / 100, None
 
 
+def table(path: str) -> str:
+    """A Markdown table of a CSV written by this script: one line per model, formulation and integrator, one
+    column per (rtol, atol) or generalized-alpha step; a cell is the crank-tip error (the crank spread for the
+    2x2 four-bar) and the crossings found / expected, or STOPPED at the time named, TIMEOUT, n/a."""
+    rows = list(csv.DictReader(open(path)))
+    cols = list(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"))
+    head = [f"h {h}" if h else f"{a} / {b}" for a, b, h in cols]
+    lines = ["| model | formulation | integrator | " + " | ".join(head) + " |", "|---" * (3 + len(cols)) + "|"]
+    for key in dict.fromkeys((r["model"], r["formulation"], r["integrator"]) for r in rows):
+        cells = {(r["rtol"], r["atol"], r["step"]): r for r in rows if (r["model"], r["formulation"], r["integrator"]) == key}
+        if all(r["status"] == "n/a" for r in cells.values()):
+            continue
+        lines.append("| " + " | ".join(key) + " | " + " | ".join(_cell(cells.get(c)) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def _cell(r) -> str:
+    if r is None:
+        return ""
+    if r["status"] == "ok":
+        err = r["tip_error_m"] if r["tip_error_m"] != "-" else f"spread {r['crank_spread_rad']}"
+        return f"{err} ({r['crossings']}/{r['crossings_expected']})"
+    if r["status"] == "STOPPED":
+        at = r["message"].partition(" at t = ")[2].split(":")[0]
+        return f"STOPPED t = {at}" if at else "STOPPED"
+    return r["status"]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--models", default=",".join(MODELS))
@@ -144,7 +176,11 @@ def main():
     p.add_argument("--ga-steps", default="1e-3,1e-4")
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--csv", default="")
+    p.add_argument("--table", default="", help="print a CSV written by --csv as a Markdown table and stop")
     a = p.parse_args()
+    if a.table:
+        print(table(a.table))
+        return
     kernel = os.environ.get("OPENBLAS_CORETYPE", "default")
     expected = {}
     out = open(a.csv, "a", newline="") if a.csv else None
@@ -165,7 +201,7 @@ def main():
                 f"spread {row['crank_spread_rad']} rad  tip {row['tip_error_m']} m  crossings {row['crossings']}/"
                 f"{row['crossings_expected']}  steps {row['steps']}  min step {row['min_step_s']} s  jump "
                 f"{row['max_jump_scales']}")
-        print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:200]}  ({row['wall_s']} s)", flush=True)
+        print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:200]}  ({row['wall_s']} s, CPU {row.get('cpu_s', '-')} s)", flush=True)
         if writer:
             writer.writerow(row)
             out.flush()
