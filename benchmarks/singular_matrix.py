@@ -135,7 +135,8 @@ def cases(a):
                     continue
                 for rtol in map(float, a.rtols.split(",")):
                     for kind in a.atols.split(","):
-                        yield name, f, i, rtol, rtol if kind == "same" else rtol / 100, None
+                        atol = {"same": rtol, "hundredth": rtol / 100}.get(kind) or float(kind)
+                        yield name, f, i, rtol, atol, None
 
 
 def table(path: str) -> str:
@@ -172,7 +173,7 @@ def main():
     p.add_argument("--formulations", default=ALL_FORMULATIONS)
     p.add_argument("--integrators", default="dopri5,dop853,generalized-alpha")
     p.add_argument("--rtols", default="1e-4,1e-5,1e-6,1e-7,1e-8,1e-9,1e-10,1e-11,1e-12")
-    p.add_argument("--atols", default="same,hundredth", help="same: atol = rtol; hundredth: atol = rtol / 100")
+    p.add_argument("--atols", default="same,hundredth", help="same: atol = rtol; hundredth: atol = rtol / 100; a number: that atol")
     p.add_argument("--ga-steps", default="1e-3,1e-4")
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--csv", default="")

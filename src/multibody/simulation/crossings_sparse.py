@@ -5,12 +5,13 @@ Brent search that made its 20 s run 157 s instead of 5 s.
 
 Here the indicator is the pivot ratio rho = min_i D_i / max_i D_i of the symmetric (LDL^T, SuperLU in symmetric
 mode, fill-reducing ordering, no pivoting) factorisation of S = A A^T, the matrix the sparse path factorises
-anyway (linalg.sparse.factor_spd; ~0.5 ms for the N-four-bar). Why it cannot miss a crossing: for S symmetric
+anyway (linalg.sparse.factor_spd; ~0.5 ms for the N-four-bar). Why every crossing shows as a dip: for S symmetric
 positive definite every pivot is D_k = 1 / [(S_kk)^-1]_kk >= lambda_min(S) = sigma_m(A)^2 > 0 (S_kk the leading
 k x k block, an SPD matrix whose smallest eigenvalue is >= lambda_min(S) by interlacing), and prod D_k = det S =
 prod sigma_i^2: where A loses rank det S = 0, so some pivot is 0 and rho = 0; away from it rho > 0. The D_k are
-smooth functions of the configuration, so rho dips to zero and rises again across a crossing. It is sampled at
-every accepted state and at ``INTERIOR`` points of each step on the dense output; a local minimum below
+smooth functions of the configuration, so rho dips to zero and rises again across a crossing (the ordering
+is fixed by the sparsity pattern). It is sampled at every accepted state and at ``INTERIOR`` points of each step
+on the dense output (a dip narrower than that spacing could pass unseen: no Weyl bound here); a local minimum below
 ``SCREEN`` times the largest rho of the run is located by Brent's bounded search on log rho along the (unprojected)
 dense output. That output is off the branch by the local error, so the time is then refined on the path projected
 onto Phi = 0 (parabolic steps on sigma_r^2 from dense SVDs, smooth there: sigma_r is the modulus of a function
