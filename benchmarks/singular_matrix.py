@@ -3,7 +3,7 @@ integrator x rtol x atol.
 
 Per run it prints and writes (``--csv``, one row after each run): the exit status (``ok``, ``STOPPED`` with the
 run's own SimulationError message, ``TIMEOUT`` after ``--timeout`` s, ``n/a`` where the integrator does not
-integrate that formulation), the crank spread (0 on the parallel branch; for the 2x2 four-bar the largest
+integrate that formulation), the crank spread (modulo 2 pi; 0 on the parallel branch; for the 2x2 four-bar the largest
 spread within the lower and within the upper cranks), the crank-tip error against the exact reduction
 theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the modified double
 and triple four-bars and the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed
@@ -48,6 +48,9 @@ MODELS = {"double-four-bar": (double_four_bar, 2, 10.0),
 ALL_FORMULATIONS = "lagrange,nullspace,nullspace-flow,partitioning,projection,minimal"
 #: crossings of the 2x2 four-bar in 2 s (paper 000 Sect. 3.5; tests/test_crossings.py)
 CROSSINGS_2X2 = 7
+#: crank spread (rad) above which a finished run is marked as off its branch in --table (the runs on the branch
+#: keep it below 1e-9: the cranks are parallel to the projection tolerance)
+OFF_BRANCH = 1e-6
 FIELDS = ["model", "formulation", "integrator", "rtol", "atol", "step", "status", "crank_spread_rad", "tip_error_m",
           "crossings", "crossings_expected", "steps", "min_step_s", "max_jump_scales", "energy_drift_rel",
           "wall_s", "blas_kernel", "message", "cpu_s"]
@@ -71,7 +74,7 @@ def crank_groups(labels) -> list[list[str]]:
 def measure(r, cells) -> dict:
     """The row's numbers from a finished run."""
     groups = crank_groups(r.series["q"].labels)
-    spread = max(float(np.abs(th - th[:, :1]).max()) for th in
+    spread = max(float(np.abs(np.angle(np.exp(1j * (th - th[:, :1])))).max()) for th in     # modulo 2 pi
                  (np.stack([r.column("q", c) for c in g], axis=1) for g in groups))
     tip = "-"
     if cells is not None:
@@ -142,13 +145,16 @@ def cases(a):
 def table(path: str) -> str:
     """A Markdown table of a CSV written by this script: one line per model, formulation and integrator, one
     column per (rtol, atol) or generalized-alpha step; a cell is the crank-tip error (the crank spread for the
-    2x2 four-bar) and the crossings found / expected, or STOPPED at the time named, TIMEOUT, n/a."""
+    2x2 four-bar) and the crossings found / expected (OFF BRANCH first where the cranks are not parallel), or STOPPED
+    at the time named, TIMEOUT; n/a rows are left out."""
     rows = list(csv.DictReader(open(path)))
-    cols = list(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"))
+    cols = sorted(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"),
+                  key=lambda c: (bool(c[2]), -float(c[0] or 0), -float(c[1] or 0), -float(c[2] or 0)))
     head = [f"h {h}" if h else f"{a} / {b}" for a, b, h in cols]
     lines = ["| model | formulation | integrator | " + " | ".join(head) + " |", "|---" * (3 + len(cols)) + "|"]
     for key in dict.fromkeys((r["model"], r["formulation"], r["integrator"]) for r in rows):
-        cells = {(r["rtol"], r["atol"], r["step"]): r for r in rows if (r["model"], r["formulation"], r["integrator"]) == key}
+        cells = {(r["rtol"], r["atol"], r["step"]): r for r in rows
+                 if (r["model"], r["formulation"], r["integrator"]) == key}
         if all(r["status"] == "n/a" for r in cells.values()):
             continue
         lines.append("| " + " | ".join(key) + " | " + " | ".join(_cell(cells.get(c)) for c in cols) + " |")
@@ -160,7 +166,9 @@ def _cell(r) -> str:
         return ""
     if r["status"] == "ok":
         err = r["tip_error_m"] if r["tip_error_m"] != "-" else f"spread {r['crank_spread_rad']}"
-        return f"{err} ({r['crossings']}/{r['crossings_expected']})"
+        spread = r["crank_spread_rad"]
+        off = f"OFF BRANCH (spread {spread} rad) " if float(spread) > OFF_BRANCH else ""
+        return f"{off}{err} ({r['crossings']}/{r['crossings_expected']})"
     if r["status"] == "STOPPED":
         at = r["message"].partition(" at t = ")[2].split(":")[0]
         return f"STOPPED t = {at}" if at else "STOPPED"
@@ -173,7 +181,8 @@ def main():
     p.add_argument("--formulations", default=ALL_FORMULATIONS)
     p.add_argument("--integrators", default="dopri5,dop853,generalized-alpha")
     p.add_argument("--rtols", default="1e-4,1e-5,1e-6,1e-7,1e-8,1e-9,1e-10,1e-11,1e-12")
-    p.add_argument("--atols", default="same,hundredth", help="same: atol = rtol; hundredth: atol = rtol / 100; a number: that atol")
+    p.add_argument("--atols", default="same,hundredth",
+                   help="same: atol = rtol; hundredth: atol = rtol / 100; a number: that atol")
     p.add_argument("--ga-steps", default="1e-3,1e-4")
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--csv", default="")
@@ -202,7 +211,8 @@ def main():
                 f"spread {row['crank_spread_rad']} rad  tip {row['tip_error_m']} m  crossings {row['crossings']}/"
                 f"{row['crossings_expected']}  steps {row['steps']}  min step {row['min_step_s']} s  jump "
                 f"{row['max_jump_scales']}")
-        print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:200]}  ({row['wall_s']} s, CPU {row.get('cpu_s', '-')} s)", flush=True)
+        print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:200]}  ({row['wall_s']} s, "
+              f"CPU {row.get('cpu_s', '-')} s)", flush=True)
         if writer:
             writer.writerow(row)
             out.flush()

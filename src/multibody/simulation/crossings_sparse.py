@@ -109,12 +109,13 @@ class SparseCrossingMonitor(CrossingMonitor):
 
     def _parabola(self, t, ta, tb, d):
         """One parabolic step on sigma_r^2 of the projected path through t - d, t, t + d (dense SVDs): (t*, q)."""
-        project = self._project
-        sig2 = lambda t: float(np.linalg.svd(self._A(t, project(t)), compute_uv=False)[self.generic - 1]) ** 2  # noqa: E731
+        def sig2(t):
+            return float(np.linalg.svd(self._A(t, self._project(t)), compute_uv=False)[self.generic - 1]) ** 2
+
         lo, hi = max(ta, t - d), min(tb, t + d)
         y0, y1, y2 = sig2(lo), sig2(t), sig2(hi)
         a = ((y2 - y1) / (hi - t) - (y1 - y0) / (t - lo)) / (hi - lo) if lo < t < hi else 0.0
         if a > 0:
             b = (y2 - y1) / (hi - t) - a * (hi - t)     # slope at t of the parabola through the three points
             t = float(np.clip(t - b / (2 * a), lo, hi))
-        return t, project(t)
+        return t, self._project(t)
