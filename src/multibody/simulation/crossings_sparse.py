@@ -19,8 +19,8 @@ that changes sign) while a singular value of A there lies between CROSSING_TOL a
 largest (undecided), at most ``REFINE`` steps; then the singular values with crossings.CROSSING_TOL decide the
 rank (measured on the N-four-bar without refinement: rank 242 of 242 at rtol 1e-4 where the crossing drops it to
 202, and 203 instead of 202 once in 20 crossings at rtol 1e-7; its generic s_r / s_1 is 1.7e-2). Cost per step:
-(1 + INTERIOR) sparse factorisations; per crossing: ~40 sparse ones, one projection and one dense SVD, and three
-more of each per refinement step.
+(1 + INTERIOR) sparse factorisations (measured: ~10% of a 100-bar chain's run, 9.9 s against 9.0 s CPU at rtol
+1e-6); per crossing: ~40 sparse ones, one projection and one dense SVD, and three more of each per refinement step.
 
 Models whose A is rank deficient from the start (redundant rows) have det S = 0 everywhere: the indicator says
 nothing there, and such runs keep ``singular_crossings_monitored: false``.
