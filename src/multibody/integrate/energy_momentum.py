@@ -41,7 +41,7 @@ cancellation against large coordinates.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class EnergyMomentumStepper:
     ``iterations`` and ``condition`` describe the last step."""
 
     def __init__(self, model, *, scheme: str = "reduced", dt: float, tol: NewtonTolerance = NewtonTolerance(),
-                 condition: bool = True):
+                 condition: bool = True, unknowns: str = "joint"):
         if scheme not in ("constrained", "reduced"):
             raise MultibodyError(f"unknown energy-momentum formulation '{scheme}' (constrained, reduced).")
         if not (np.isfinite(dt) and dt > 0):
@@ -81,13 +81,15 @@ class EnergyMomentumStepper:
         self.forces = DiscreteForces(model, dt, scheme)   # gravity, spatial springs, dampers, loads (issue 23)
         self.gradV, self.t_mid = self.forces.gradV, 0.5 * dt
         self.ws = Workspace(model)
-        self.tree = build_tree(model)
+        if unknowns not in ("paper", "joint"):
+            raise MultibodyError(f"unknown reduced unknowns '{unknowns}' (paper, joint).")
+        self.tree = replace(build_tree(model), unknowns=unknowns)
         A0 = self.ws.constraints(0.0, model.q0, np.zeros(model.n))[1]
         qr = pivoted_qr(A0)
         self.redundant = tuple(model.constraint_labels[i] for i in qr.redundant_rows)
         self.rows = qr.independent_rows                                   # constrained scheme
         self.iterations, self.condition, self.lam = 0, np.nan, np.zeros(len(self.rows))
-        self.mu = None              # the previous step's increments: the Newton guess of the next step
+        self.mu = self.dq = None    # the previous step's mu and q_n - q_{n-1}: the next Newton guess (_guess)
         self._setup_closure(A0)
 
     # ------------------------------------------------------------------ closed loops
@@ -181,7 +183,7 @@ class EnergyMomentumStepper:
 
     def _reduced_step(self, qn, vn):
         d, h = self.tree.d, COMPLEX_STEP
-        mu = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self.mu.copy()
+        mu = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self._guess(qn, vn)
         split = d - len(self.closure_rows)
         # a reduced row k is P[:, k] . r: its round-off floor grows with the column sum of |P| (lever
         # arms of the tree), so the dynamic rows are measured against scale * max_k |P[:, k]|_1
@@ -195,7 +197,7 @@ class EnergyMomentumStepper:
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     mu = mu - np.linalg.solve(J, r.real)
                     dq = self._reduced_residual(qn, vn, mu)[1]
-                self.iterations, self.mu = it, mu
+                self.iterations, self.mu, self.dq = it, mu, dq
                 return dq
             if it == self.tol.max_iterations:
                 break
@@ -206,6 +208,18 @@ class EnergyMomentumStepper:
         raise SimulationError(f"model '{self.model.name}': Newton of the reduced energy-momentum step did not "
                               f"converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}); "
                               "take a smaller step.")
+
+    def _guess(self, qn, vn, iterations=3):
+        """Newton guess: mu with F_{q_n}(mu) - q_n closest to the extrapolated increment
+        2 dt v_n - (q_n - q_{n-1}) = dt (2 v_n - v_{n-1/2}) ~ dt v_{n+1/2} (Gauss-Newton from the last mu,
+        complex-step Jacobian of F). The last mu itself is a poor guess when a child is far from its
+        parent: the unknowns are relative, and the parent's rotation moves the child by ~|theta|^2 |arm|."""
+        d, mu = self.tree.d, self.mu.copy()
+        target = 2 * self.dt * vn - self.dq
+        for _ in range(iterations):
+            F = reparametrize(self.tree, qn, mu + 1j * COMPLEX_STEP * np.eye(d)).imag.T / COMPLEX_STEP
+            mu = mu - np.linalg.lstsq(F, reparametrize(self.tree, qn, mu) - target, rcond=None)[0]
+        return mu
 
     def _constrained_step(self, qn, vn):
         n, rows, dt = self.model.n, self.rows, self.dt

@@ -50,13 +50,17 @@ class TreeJoint:
 
 @dataclass(frozen=True)
 class Tree:
-    """bodies; roots (free root bodies) with their mu start; joints in tree order; closures; d."""
+    """bodies; roots (free root bodies) with their mu start; joints in tree order; closures; d;
+    ``unknowns``: "paper" (the relative coordinates of eqs 143, 149, 154) or "joint" (the planar pairs'
+    in-plane unknowns move the child's joint point in the parent's plane without being carried by the
+    parent's rotation; see :func:`twist_matrix`)."""
 
     bodies: SpatialBodies
     roots: tuple[tuple[int, int], ...]
     joints: tuple[TreeJoint, ...]
     closures: tuple[TreeJoint, ...]
     d: int
+    unknowns: str = "paper"
 
     def closure_rows(self, model) -> np.ndarray:
         """Row indices (in the model's constraint order) of the closure joints' constraints."""
@@ -148,9 +152,14 @@ def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
             T[..., c, :3, s:s + 3] += skew(rc)
             T[..., c, 3:, s:s + 3] = np.eye(3)
             continue
-        arm = rp - rc if j.kind == "R" else phi[..., c, :] - phi[..., p, :]
+        joint = j.kind == "R" or (j.kind == "E" and tree.unknowns == "joint")
+        arm = rp - rc if joint else phi[..., c, :] - phi[..., p, :]
         T[..., c, :3, :] = vp - skew(arm) @ wp
         T[..., c, 3:, :] = wp
+        if j.kind == "E" and joint:     # the normal velocity of the tilt, n ((w_p x g) . n) / (n . n)
+            g = phi[..., c, :] + rc - phi[..., p, :] - rp
+            k = cross(g, n) / np.einsum("...i,...i->...", n, n)[..., None]
+            T[..., c, :3, :] += n[..., :, None] * (k[..., None, :] @ wp)
         m1, m2 = D[..., p, :, :] @ j.m1, D[..., p, :, :] @ j.m2
         zero = 0 * n
         cols = {"R": [(cross(rc, n), n)], "C": [(cross(m1, m2), zero), (cross(rc, n), n)],
@@ -198,9 +207,9 @@ def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """The increment q_{n+1} - q_n = F_{q_n}(mu) - q_n (..., n) for mu (..., d) (eqs 44, 95, 118, 126,
     136, 154, 188-189), without cancellation: with X = R - I carried per body, roots move by
     (u, exp(theta)), each child rotates by its parent's increment times exp(theta n_n^) (product of
-    exponentials) and its centre of mass follows from the joint:
+    exponentials) and its centre of mass follows from the joint (:func:`_child_translation`):
     dphi_c = dphi_p + X_p (rho_p + gap) - X_c rho_c + (relative translation along n' or m1', m2'),
-    with gap = p_c - p_p at t_n."""
+    with gap = p_c - p_p at t_n, less the gap's round-off in the constrained directions."""
     phi, D = _geometry(tree, qn)
     nb, batch = len(tree.bodies.names), mu.shape[:-1]
     dtype = np.result_type(qn, mu)
@@ -220,20 +229,40 @@ def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
         else:
             E = _axis_minus_identity(mu[..., s + PAIR_DOF[j.kind] - 1], nn)
             X[..., c, :, :] = Xp @ E + Xp + E                    # R_p (E + I) - I
-        rp, rc = D[p] @ j.X1, D[c] @ j.X2
-        gap = (phi[c] + rc) - (phi[p] + rp)
-        Rp = Xp + np.eye(3)
-        d = dphi[..., p, :] + Xp @ (rp + gap) - X[..., c, :, :] @ rc
-        if j.kind in ("C", "P"):
-            d = d + mu[..., s, None] * (Rp @ nn)
-        elif j.kind == "E":
-            d = d + mu[..., s, None] * (Rp @ (D[p] @ j.m1)) + mu[..., s + 1, None] * (Rp @ (D[p] @ j.m2))
-        dphi[..., c, :] = d
+        dphi[..., c, :] = _child_translation(tree, j, phi, D, X, dphi[..., p, :], mu)
     dq = np.zeros(batch + qn.shape, dtype=dtype)
     dD = X[..., :nb, :, :] @ D[:nb]
     x = np.concatenate([dphi[..., :nb, :], np.swapaxes(dD, -1, -2).reshape(batch + (nb, 9))], axis=-1)
     dq[..., tree.bodies.body_cols.ravel()] = x.reshape(batch + (12 * nb,))
     return dq
+
+
+def _child_translation(tree: Tree, j: TreeJoint, phi, D, X, dphi_p, mu):
+    """dphi_c of a tree joint's child (reparametrize). The joint points p = phi + rho satisfy
+    p_c' - p_p' = R_p (gap - Pi gap) + (relative translation), gap = p_c - p_p at t_n and Pi the
+    projector on the constrained directions (S, R: I; C, P: m1, m2; E: n), so Phi_ext(q_{n+1}) = 0 to
+    round-off whatever Phi(q_n) (F maps onto Q, Sect. 4.4) and the pair's rows cannot creep.
+    With ``tree.unknowns == "joint"`` the E pair's child joint point moves by the parent's joint-point
+    displacement plus s1 m1' + s2 m2' (m' = R_p m at t_n) and the normal correction that keeps it in the
+    tilted plane, -(n' . gap) n': the in-plane gap is not swung about p_p by the parent's rotation."""
+    p, c, s = j.parent, j.child, j.start
+    Xp, Xc = X[..., p, :, :], X[..., c, :, :]
+    nn, m1, m2 = D[p] @ j.n, D[p] @ j.m1, D[p] @ j.m2
+    rp, rc = D[p] @ j.X1, D[c] @ j.X2
+    gap = (phi[c] + rc) - (phi[p] + rp)
+    Rp = Xp + np.eye(3)
+    d = dphi_p + Xp @ rp - Xc @ rc
+    if j.kind == "E" and tree.unknowns == "joint":
+        normal = gap @ nn + np.einsum("...i,i->...", Xp @ nn, gap)           # n' . gap
+        return (d + mu[..., s, None] * (Rp @ m1) + mu[..., s + 1, None] * (Rp @ m2)
+                - normal[..., None] * (Rp @ nn))
+    fixed = {"C": [m1, m2], "P": [m1, m2], "E": [nn]}.get(j.kind)           # Pi gap along these
+    pi_gap = sum((gap @ a) * a for a in fixed) if fixed else gap
+    d = d + Xp @ (gap - pi_gap) - pi_gap                                   # R_p (gap - Pi gap) - gap
+    free = {"C": [nn], "P": [nn], "E": [m1, m2]}.get(j.kind, [])
+    for k, a in enumerate(free):
+        d = d + mu[..., s + k, None] * (Rp @ a)
+    return d
 
 
 def predictor(tree: Tree, qn: np.ndarray, dq: np.ndarray) -> np.ndarray:
