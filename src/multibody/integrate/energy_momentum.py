@@ -48,8 +48,8 @@ import numpy as np
 from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
 from ..linalg.rank import pivoted_qr
-from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, predictor, reparametrize,
-                                   twist_matrix)
+from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, pair_frames, predictor,
+                                   reparametrize, twist_matrix)
 from .discrete_forces import DiscreteForces
 
 #: complex step for the Jacobians (any tiny value: no subtraction error)
@@ -69,7 +69,7 @@ class EnergyMomentumStepper:
     ``iterations`` and ``condition`` describe the last step."""
 
     def __init__(self, model, *, scheme: str = "reduced", dt: float, tol: NewtonTolerance = NewtonTolerance(),
-                 condition: bool = True, unknowns: str = "joint"):
+                 condition: bool = True, unknowns: str = "joint", closure_scaling: str = "balanced"):
         if scheme not in ("constrained", "reduced"):
             raise MultibodyError(f"unknown energy-momentum formulation '{scheme}' (constrained, reduced).")
         if not (np.isfinite(dt) and dt > 0):
@@ -83,6 +83,9 @@ class EnergyMomentumStepper:
         self.ws = Workspace(model)
         if unknowns not in ("paper", "joint"):
             raise MultibodyError(f"unknown reduced unknowns '{unknowns}' (paper, joint).")
+        if closure_scaling not in ("balanced", "none"):
+            raise MultibodyError(f"unknown closure_scaling '{closure_scaling}' (balanced, none).")
+        self.closure_scaling = closure_scaling
         self.tree = replace(build_tree(model), unknowns=unknowns)
         A0 = self.ws.constraints(0.0, model.q0, np.zeros(model.n))[1]
         qr = pivoted_qr(A0)
@@ -100,7 +103,7 @@ class EnergyMomentumStepper:
         where the chosen unknowns stop being able to carry the motion (e.g. turning points)."""
         self.all_closure_rows = self.tree.closure_rows(self.model)
         self.closure_rows, self.dep, self.free = self.all_closure_rows, np.zeros(0, int), np.arange(self.tree.d)
-        self.closure_scale = 2 * np.max(np.diag(self.M)) / self.dt
+        self.closure_scale = 1.0        # "balanced": set per step by _select
 
     def _select(self, qn):
         """Independent constraint rows (constrained scheme) or closure rows and dependent unknowns
@@ -117,12 +120,20 @@ class EnergyMomentumStepper:
         rows = self.all_closure_rows
         if len(rows) == 0:
             return
-        B = A[rows] @ internal_null_space(self.tree, qn, twist_matrix(self.tree, qn))
+        Po = internal_null_space(self.tree, qn, twist_matrix(self.tree, qn))
+        B = A[rows] @ Po
         qr_rows = pivoted_qr(B)
         self.closure_rows = rows[qr_rows.independent_rows]
-        qr_cols = pivoted_qr(B[qr_rows.independent_rows].T)
+        B = B[qr_rows.independent_rows]
+        qr_cols = pivoted_qr(B.T)
         self.dep = np.sort(qr_cols.perm[:qr_cols.rank])
         self.free = np.setdiff1d(np.arange(self.tree.d), self.dep)
+        if self.closure_scaling == "balanced":   # |d(P^c^T R)/dmu| ~ 2/dt |P^c^T M P^o| against |G_c P^o|
+            Poc = np.zeros((self.tree.d, len(self.free)))
+            Poc[self.free] = np.eye(len(self.free))
+            Poc[self.dep] = -np.linalg.solve(B[:, self.dep], B[:, self.free])
+            dyn = 2 / self.dt * np.linalg.norm((Po @ Poc).T @ self.M @ Po, 2)
+            self.closure_scale = dyn / max(np.linalg.norm(B, 2), np.finfo(float).tiny)
 
     def _closure_values(self, q):
         """Phi_c (..., k) and G_c (..., k, n) at q (..., n), real or complex (closure rows only)."""
@@ -167,6 +178,8 @@ class EnergyMomentumStepper:
     def step(self, qn, vn, t=0.0):
         """(q_{n+1}, v_{n+1}) from (q_n, v_n) at t_n = t (the time enters user loads and drivers)."""
         self.t_mid = t + 0.5 * self.dt
+        if self.tree.unknowns == "joint":
+            self.tree = replace(self.tree, frames=pair_frames(self.tree, qn))
         self._select(qn)
         dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
         return qn + dq, 2 / self.dt * dq - vn

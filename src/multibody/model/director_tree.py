@@ -61,6 +61,7 @@ class Tree:
     closures: tuple[TreeJoint, ...]
     d: int
     unknowns: str = "paper"
+    frames: dict = None     # root body -> Q (3, 3): its rotation unknowns along Q's columns (pair_frames)
 
     def closure_rows(self, model) -> np.ndarray:
         """Row indices (in the model's constraint order) of the closure joints' constraints."""
@@ -143,6 +144,8 @@ def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
     T = np.zeros(batch + (nb + 1, 6, tree.d), dtype=qa.dtype)     # entry nb: the ground (zero twist)
     for b, s in tree.roots:
         T[..., b, :, s:s + 6] = np.eye(6)
+        if tree.frames and b in tree.frames:
+            T[..., b, 3:, s + 3:s + 6] = tree.frames[b]
     for j in tree.joints:                # sequential along the tree: a child needs its parent's twist
         p, c, s = j.parent, j.child, j.start
         rp, rc, n = D[..., p, :, :] @ j.X1, D[..., c, :, :] @ j.X2, D[..., p, :, :] @ j.n
@@ -216,7 +219,7 @@ def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
     X = np.zeros(batch + (nb + 1, 3, 3), dtype=dtype)          # R - I; the ground entry stays 0
     dphi = np.zeros(batch + (nb + 1, 3), dtype=dtype)
     for b, s in tree.roots:
-        X[..., b, :, :] = _expm_minus_identity(mu[..., s + 3:s + 6])
+        X[..., b, :, :] = _root_rotation(tree, b, mu[..., s + 3:s + 6])
         dphi[..., b, :] = mu[..., s:s + 3]
     for j in tree.joints:                # sequential along the tree (product of exponentials, eq. 188)
         p, c, s = j.parent, j.child, j.start
@@ -235,6 +238,39 @@ def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
     x = np.concatenate([dphi[..., :nb, :], np.swapaxes(dD, -1, -2).reshape(batch + (nb, 9))], axis=-1)
     dq[..., tree.bodies.body_cols.ravel()] = x.reshape(batch + (12 * nb,))
     return dq
+
+
+def pair_frames(tree: Tree, qn: np.ndarray) -> dict:
+    """Rotation frames of the root bodies with a planar child (``unknowns == "joint"``): Q = [t, g, n] at q_n
+    with n the plane's normal, g the unit in-plane direction from the parent's to the child's joint point
+    (m1 when they coincide) and t = n x g. With R = exp(th_t t^) exp(th_g g^) exp(th_n n^)
+    (:func:`_root_rotation`), n' . gap = |gap| cos(th_g) sin(th_t): the far child's normal displacement is
+    nearly linear in the tilt th_t, whereas exp(theta^) has the cross term (theta.n)(theta.gap)/2 that
+    made Newton diverge once |gap| ~ 1e4 m (planar pair, t = 50 s at dt = 0.01)."""
+    if tree.unknowns != "joint":
+        return {}
+    phi, D = _geometry(tree, qn)
+    roots, frames = {b for b, _ in tree.roots}, {}
+    for j in tree.joints:
+        if j.kind != "E" or j.parent not in roots or j.parent in frames:
+            continue
+        n, m1 = D[j.parent] @ j.n, D[j.parent] @ j.m1
+        gap = phi[j.child] + D[j.child] @ j.X2 - phi[j.parent] - D[j.parent] @ j.X1
+        gap = gap - (gap @ n) * n
+        size = np.linalg.norm(gap)
+        g = gap / size if size > 1e-9 * max(1.0, np.max(np.abs(qn))) else m1
+        frames[j.parent] = np.column_stack([cross(n, g), g, n])
+    return frames
+
+
+def _root_rotation(tree: Tree, b: int, theta):
+    """R - I of a root body: exp(theta^) (eq. 44), or along its pair frame Q = [t, g, n] (pair_frames) the
+    product exp(th_t t^) exp(th_g g^) exp(th_n n^) = (I + A)(I + B)(I + C), expanded without cancellation."""
+    if not tree.frames or b not in tree.frames:
+        return _expm_minus_identity(theta)
+    Q = tree.frames[b]
+    A, B, C = (_axis_minus_identity(theta[..., k], Q[:, k]) for k in range(3))
+    return A + B + C + A @ B + A @ C + B @ C + A @ B @ C
 
 
 def _child_translation(tree: Tree, j: TreeJoint, phi, D, X, dphi_p, mu):
