@@ -204,9 +204,10 @@ class EnergyMomentumStepper:
         scale = self._scale(vn, qn) * max(1.0, lever)
         closure = np.ones(d)
         closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
+        last = None
         for it in range(self.tol.max_iterations + 1):
             r, dq = self._reduced_residual(qn, vn, mu)
-            if self._converged(r / closure, split, scale, qn):
+            if self._converged(r / closure, split, scale, qn) or self._stalled(r / closure, dq, last, scale, qn):
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     mu = mu - np.linalg.solve(J, r.real)
                     dq = self._reduced_residual(qn, vn, mu)[1]
@@ -217,10 +218,21 @@ class EnergyMomentumStepper:
             J = self._reduced_residual(qn, vn, mu + 1j * h * np.eye(d))[0].imag.T / h   # complex step
             if self.want_cond:
                 self.condition = float(np.linalg.cond(J))
-            mu = mu - np.linalg.solve(J, r.real)
+            mu, last = mu - np.linalg.solve(J, r.real), dq
         raise SimulationError(f"model '{self.model.name}': Newton of the reduced energy-momentum step did not "
                               f"converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}); "
                               "take a smaller step.")
+
+    def _stalled(self, r, dq, last, scale, qn):
+        """Converged to the round-off floor: the last correction moved q_{n+1} by less than 8 eps |q| (below
+        the rounding of q_{n+1} = q_n + dq itself) and the dynamic residual is within 1e4 times its tolerance.
+        The reduced rows' floor grows with the lever arm times the rounding of dq (a far planar child), so
+        past ~1e5 m the residual test alone could fail although Newton had converged."""
+        if last is None:
+            return False
+        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
+        return (np.max(np.abs(dq - last)) <= 8 * np.finfo(float).eps * size
+                and np.max(np.abs(r.real)) <= 1e4 * self.tol.residual * scale)
 
     def _guess(self, qn, vn, iterations=3):
         """Newton guess: mu with F_{q_n}(mu) - q_n closest to the extrapolated increment

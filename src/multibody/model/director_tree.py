@@ -61,7 +61,7 @@ class Tree:
     closures: tuple[TreeJoint, ...]
     d: int
     unknowns: str = "paper"
-    frames: dict = None     # root body -> Q (3, 3): its rotation unknowns along Q's columns (pair_frames)
+    frames: dict = None     # root body -> (Q (3, 3), planar joint): rotation unknowns along Q's columns (pair_frames)
 
     def closure_rows(self, model) -> np.ndarray:
         """Row indices (in the model's constraint order) of the closure joints' constraints."""
@@ -145,7 +145,7 @@ def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
     for b, s in tree.roots:
         T[..., b, :, s:s + 6] = np.eye(6)
         if tree.frames and b in tree.frames:
-            T[..., b, 3:, s + 3:s + 6] = tree.frames[b]
+            T[..., b, 3:, s + 3:s + 6] = tree.frames[b][0]
     for j in tree.joints:                # sequential along the tree: a child needs its parent's twist
         p, c, s = j.parent, j.child, j.start
         rp, rc, n = D[..., p, :, :] @ j.X1, D[..., c, :, :] @ j.X2, D[..., p, :, :] @ j.n
@@ -259,7 +259,7 @@ def pair_frames(tree: Tree, qn: np.ndarray) -> dict:
         gap = gap - (gap @ n) * n
         size = np.linalg.norm(gap)
         g = gap / size if size > 1e-9 * max(1.0, np.max(np.abs(qn))) else m1
-        frames[j.parent] = np.column_stack([cross(n, g), g, n])
+        frames[j.parent] = (np.column_stack([cross(n, g), g, n]), j.name)
     return frames
 
 
@@ -268,9 +268,24 @@ def _root_rotation(tree: Tree, b: int, theta):
     product exp(th_t t^) exp(th_g g^) exp(th_n n^) = (I + A)(I + B)(I + C), expanded without cancellation."""
     if not tree.frames or b not in tree.frames:
         return _expm_minus_identity(theta)
-    Q = tree.frames[b]
+    Q = tree.frames[b][0]
     A, B, C = (_axis_minus_identity(theta[..., k], Q[:, k]) for k in range(3))
     return A + B + C + A @ B + A @ C + B @ C + A @ B @ C
+
+
+def _normal_gap(tree: Tree, j: TreeJoint, mu, nn, gap, Xp):
+    """n' . gap with n' = R_p n. In the parent's pair frame (pair_frames) it is evaluated in closed form,
+    n' = cos(th_g) (cos(th_t) n + sin(th_t) g) - sin(th_g) t, free of the cancellation of
+    (R_p - I) n . gap, whose terms are ~|theta| |gap| (1e-12 m of rounding at |gap| = 4e4 m: the Newton
+    residual's floor times the lever exceeded its tolerance)."""
+    frame = tree.frames.get(j.parent) if tree.frames else None
+    if frame is None or frame[1] != j.name:
+        return gap @ nn + np.einsum("...i,i->...", Xp @ nn, gap)
+    Q = frame[0]
+    start = next(s for b, s in tree.roots if b == j.parent)
+    th_t, th_g = mu[..., start + 3], mu[..., start + 4]
+    gt, gg, gn = gap @ Q[:, 0], gap @ Q[:, 1], gap @ Q[:, 2]
+    return np.cos(th_g) * (np.cos(th_t) * gn + np.sin(th_t) * gg) - np.sin(th_g) * gt
 
 
 def _child_translation(tree: Tree, j: TreeJoint, phi, D, X, dphi_p, mu):
@@ -289,7 +304,7 @@ def _child_translation(tree: Tree, j: TreeJoint, phi, D, X, dphi_p, mu):
     Rp = Xp + np.eye(3)
     d = dphi_p + Xp @ rp - Xc @ rc
     if j.kind == "E" and tree.unknowns == "joint":
-        normal = gap @ nn + np.einsum("...i,i->...", Xp @ nn, gap)           # n' . gap
+        normal = _normal_gap(tree, j, mu, nn, gap, Xp)                       # n' . gap
         return (d + mu[..., s, None] * (Rp @ m1) + mu[..., s + 1, None] * (Rp @ m2)
                 - normal[..., None] * (Rp @ nn))
     fixed = {"C": [m1, m2], "P": [m1, m2], "E": [nn]}.get(j.kind)           # Pi gap along these
