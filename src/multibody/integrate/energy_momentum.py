@@ -17,24 +17,30 @@ exactly, up to the Newton tolerance. The iteration matrix [[2/dt M + dt/2 sum la
 Reduced scheme (discrete null space method): unknowns mu (d = n - m), q_{n+1} = F_{q_n}(mu) satisfies
 the tree constraints identically (eqs 44, 95, 118, 126, 136, 154, 188-189), and the multipliers
 disappear by premultiplying with the discrete null-space matrix P(q_n, q_{n+1}) = P_int(q_mid)
-P_ext(q_n, q_{n+1}) (eqs 68-74, 187):  P^T R_q(F(mu)) = 0.
+P_ext(q_n, q_{n+1}) (eqs 68-74, 187):  P^T R_q(F(mu)) = 0. Any basis of null G(q_mid) and any F onto Q give
+the same q_{n+1}; ``unknowns="joint"`` (default) moves a planar pair's child joint point in the plane with
+the parent's joint point and turns a root parent in the pair frame (model.director_tree.pair_frames), so
+the condition grows like |gap|^2, not |gap|^4 as with the paper's relative coordinates ("paper"), and the
+planar pair at dt = 0.01 runs past the 34 s where the paper's unknowns diverged (docs/theory/paper004.md).
 
-Closed loops (eq. 190; Part I's Appendix C is not in the text, derivation here): the closure
-constraints Phi_c are kept as equations. Their independent rows (pivoted QR, the redundant ones are
-reported) give B = G_c(q_mid) P^o (k, d) with rank k; choosing k dependent columns D (pivoted QR at
-the start, the rest F) the closed-loop discrete null-space matrix is P^c = P^o P^oc with
-P^oc[F] = I, P^oc[D] = -B_D^-1 B_F, so G_c(q_mid) P^c = 0 exactly and P^c -> P^c(q) as dt -> 0 (the
-discrete counterpart of eqs 191-192). Because the closure constraints are quadratic, G_c(q_mid)
+Closed loops (eq. 190; Part I's Appendix C is not in the text, its two steps derived in
+docs/theory/paper004.md): the closure constraints Phi_c are kept as equations. Their independent rows
+(pivoted QR, the redundant ones are reported) give B = G_c(q_mid) P^o (k, d) with rank k; choosing k
+dependent columns D (pivoted QR at q_n, the rest F) the closed-loop discrete null-space matrix is
+P^c = P^o P^oc with P^oc[F] = I, P^oc[D] = -B_D^-1 B_F, so G_c(q_mid) P^c = 0 exactly and P^c -> P^c(q) as
+dt -> 0 (the discrete counterpart of eqs 191-192). Because the closure constraints are quadratic, G_c(q_mid)
 (q_{n+1} - q_n) = Phi_c(q_{n+1}) - Phi_c(q_n) = 0, so q_{n+1} - q_n lies in range P^c and energy is
-conserved as in the open case. Equations: (P^c)^T R_q = 0 (d - k) and s Phi_c(q_{n+1}) = 0 (k),
-s = 2 max(M) / dt bringing the closure rows to the size of the dynamic ones.
+conserved as in the open case. Equations: (P^c)^T R_q = 0 (d - k) and s Phi_c(q_{n+1}) = 0 (k), with
+s = 2/dt |(P^c)^T M P^o|_2 / |B|_2 at q_n ("balanced": the two blocks of the iteration matrix alike, its
+condition ~12 for every dt on Table V's linkage) or s = 1 ("none", the paper's pattern 19/10/58).
 
 Newton with complex-step Jacobians for the reduced scheme (exact; all maps are complex-safe) and the
 analytic Jacobian for the constrained one. Convergence when the scaled residual is below
 ``NewtonTolerance.residual`` (relative to the momentum scale max(|2 M v_n|, dt |grad V|) for dynamic
 rows -- times the largest column sum of |P(q_n)| for the reduced rows P^T R_q, whose round-off
 floor grows with the lever arms of the tree -- absolute for constraint rows in their own units); then one more correction with the last
-Jacobian takes the solution to the round-off floor (without it the reduced scheme, whose rows carry
+Jacobian takes the solution to the round-off floor (or, for the reduced scheme, a step that moved q_{n+1} by
+less than 8 eps |q| with the residual within 1e4 tolerances is accepted as that floor) (without it the reduced scheme, whose rows carry
 the large rotation increments, drifted in energy by ~1e-13 relative per step on the top).
 Unknowns are increments (dq, mu), so the residual 2/dt M dq - 2 M v_n + dt grad V has no
 cancellation against large coordinates.
@@ -65,8 +71,32 @@ class NewtonTolerance:
 
 
 class EnergyMomentumStepper:
-    """One model, one scheme ("constrained" | "reduced"), fixed dt: ``step(q, v) -> (q, v)``;
-    ``iterations`` and ``condition`` describe the last step."""
+    """One model, one scheme, fixed dt: ``step(q, v, t) -> (q, v)``; ``iterations`` and ``condition``
+    (2-norm condition number of the last iteration matrix) describe the last step.
+
+    Parameters
+    ----------
+    model : Model
+        A spatial director model (constant mass matrix).
+    scheme : {"reduced", "constrained"}
+        Discrete null space method or eq. (10) with multipliers.
+    dt : float
+        Fixed step.
+    tol : NewtonTolerance
+        Newton's relative residual tolerance and iteration limit.
+    condition : bool
+        Compute the condition number of each iteration matrix (one SVD per Newton iteration).
+    unknowns : {"joint", "paper"}
+        Reduced scheme: the planar pairs' unknowns at the joint point in the pair frame, or the paper's
+        relative coordinates (eqs 143, 149, 154). Same solution; different Newton conditioning.
+    closure_scaling : {"balanced", "none"}
+        Reduced scheme with closed loops: scaling of the closure rows (same solution).
+
+    Raises
+    ------
+    MultibodyError
+        An unknown scheme, option or a non-positive step; a model without constant mass matrix.
+    """
 
     def __init__(self, model, *, scheme: str = "reduced", dt: float, tol: NewtonTolerance = NewtonTolerance(),
                  condition: bool = True, unknowns: str = "joint", closure_scaling: str = "balanced"):

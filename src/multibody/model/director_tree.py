@@ -16,6 +16,9 @@ at a configuration on the manifold they equal the continuous ones):
     P:  v_c = v_p + w_p x (phi_c - phi_p) + u' (m1 x m2),   w_c = w_p                       (133)
     E:  v_c = v_p + w_p x (phi_c - phi_p) + u1' (m2 x n) + u2' (n x m1) + th' rho_c x n,
         w_c = w_p + th' n                                                                  (149)
+    E with ``Tree.unknowns == "joint"`` (issue 18; same range, so the same discrete solution):
+        v_c = v_p + w_p x (rho_p - rho_c) + n ((w_p x g) . n) / (n . n) + u1' (m2 x n) + u2' (n x m1)
+              + th' rho_c x n,  g = p_c - p_p, and a root parent turns along its pair frame (pair_frames)
 
 and q' = P_int(qa) t with P_int of eq. (29). All functions are complex-safe (complex-step Newton
 Jacobians). The recursion is sequential along the tree by nature (one step per tree joint); each
