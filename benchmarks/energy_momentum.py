@@ -84,9 +84,10 @@ def tables():
             print(line, flush=True)
 
 
-def long_run(name, scheme, steps, dt=0.01, every=100, unknowns="joint"):
+def long_run(name, scheme, steps, dt=0.01, every=100, unknowns="joint", dump=None):
     """The stepper itself (simulate() records every step's channels); E = T + gradV.q (uniform gravity),
-    p and L about the origin and max |Phi| every ``every`` steps; stops with the message of a failed step."""
+    p and L about the origin, max |Phi| and max |q| every ``every`` steps (saved to ``dump`` .npy every 10
+    rows when given); stops with the message of a failed step."""
     model, t0 = MODELS[name](), time.perf_counter()
     st = EnergyMomentumStepper(model, scheme=scheme, dt=dt, condition=False, unknowns=unknowns)
     bodies, _ = spatial_parts(model)
@@ -97,6 +98,8 @@ def long_run(name, scheme, steps, dt=0.01, every=100, unknowns="joint"):
             p, L = bodies.momenta(q, v)
             phi = np.max(np.abs(ws.constraints(0.0, q, zero)[0]))
             rows.append(np.r_[k * dt, 0.5 * v @ M @ v + st.gradV @ q, p, L, phi, np.max(np.abs(q))])
+            if dump and len(rows) % 10 == 0:
+                np.save(dump, np.array(rows))
         if k < steps:
             try:
                 q, v = st.step(q, v, k * dt)
@@ -105,14 +108,24 @@ def long_run(name, scheme, steps, dt=0.01, every=100, unknowns="joint"):
                 break
             iters.append(st.iterations)
     a = np.array(rows)
+    if dump:
+        np.save(dump, a)
+    report(a, f"{name} {scheme} ({unknowns}) dt {dt:g} x {len(iters)}", iters, time.perf_counter() - t0)
+    return a
+
+
+def report(a, title, iters=None, wall=None):
+    """Drifts of E (to E0), p (to max |p|), L (to max |L| and to max |q| max |p|, L's own round-off scale)."""
     E, mom = a[:, 1], a[:, 2:8]
     d = [np.max(np.abs(mom[:, k] - mom[0, k])) / max(np.max(np.abs(mom[:, 3 * (k // 3):3 * (k // 3) + 3])), 1e-300)
          for k in range(6)]
-    print(f"{name} {scheme} ({unknowns}) dt {dt:g} x {len(iters)}: E {np.max(np.abs(E - E[0])) / abs(E[0]):.1e}; "
+    lscale = np.max(a[:, 9]) * np.max(np.abs(mom[:, :3]))
+    dl = np.max(np.abs(mom[:, 3:] - mom[0, 3:])) / lscale
+    extra = f"; Newton mean {np.mean(iters):.2f} max {max(iters)}; {wall:.0f} s" if iters else ""
+    print(f"{title}: E {np.max(np.abs(E - E[0])) / abs(E[0]):.1e}; "
           + ", ".join(f"{lab} {x:.1e}" for lab, x in zip(("px", "py", "pz", "Lx", "Ly", "Lz"), d))
-          + f"; max |Phi| {np.max(a[:, 8]):.1e}; max |q| {np.max(a[:, 9]):.3g}; Newton mean {np.mean(iters):.2f} "
-          f"max {max(iters)}; {time.perf_counter() - t0:.0f} s", flush=True)
-    return a
+          + f" (L to max|q| max|p|: {dl:.1e}); max |Phi| {np.max(a[:, 8]):.1e}; max |q| {np.max(a[:, 9]):.3g}"
+          + extra, flush=True)
 
 
 def figure(r, path, title):
@@ -138,14 +151,19 @@ def figure(r, path, title):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["long"]:
+    if sys.argv[1:2] == ["long"]:      # long MODEL SCHEME [steps] [fig.png] [unknowns]: rows also in fig.png.npy
         name, scheme = sys.argv[2], sys.argv[3]
         steps = int(float(sys.argv[4])) if len(sys.argv) > 4 else 100000
         unknowns = sys.argv[6] if len(sys.argv) > 6 else "joint"
-        res = long_run(name, scheme, steps, unknowns=unknowns)
-        if len(sys.argv) > 5:
-            figure(res, sys.argv[5], f"{name}, {scheme} scheme ({unknowns} unknowns), dt = 0.01, "
+        fig = sys.argv[5] if len(sys.argv) > 5 else None
+        res = long_run(name, scheme, steps, unknowns=unknowns, dump=fig and fig + ".npy")
+        if fig:
+            figure(res, fig, f"{name}, {scheme} scheme ({unknowns} unknowns), dt = 0.01, "
                    f"{int(round(res[-1, 0] / 0.01))} steps (paper 004 Figs 13/17)")
+    elif sys.argv[1:2] == ["figure"]:  # figure ROWS.npy fig.png TITLE: a (partial) long run's rows
+        res = np.load(sys.argv[2])
+        report(res, sys.argv[4])
+        figure(res, sys.argv[3], f"{sys.argv[4]}, {int(round(res[-1, 0] / 0.01))} steps of dt = 0.01")
     else:
         long_runs(1000 if "--quick" in sys.argv else 10000)
         tables()

@@ -264,7 +264,7 @@ class EnergyMomentumStepper:
         return (np.max(np.abs(dq - last)) <= 8 * np.finfo(float).eps * size
                 and np.max(np.abs(r.real)) <= 1e4 * self.tol.residual * scale)
 
-    def _guess(self, qn, vn, iterations=3):
+    def _guess(self, qn, vn, iterations=1):
         """Newton guess: mu with F_{q_n}(mu) - q_n closest to the extrapolated increment
         2 dt v_n - (q_n - q_{n-1}) = dt (2 v_n - v_{n-1/2}) ~ dt v_{n+1/2} (Gauss-Newton from the last mu,
         complex-step Jacobian of F). The last mu itself is a poor guess when a child is far from its
