@@ -24,13 +24,13 @@ from multibody.models.modified_four_bars import crank_angle_exact_cells  # noqa:
 from multibody.simulation import RunOptions, simulate  # noqa: E402
 
 CELLS = {"double-four-bar": 2, "double-four-bar-modified": 2, "triple-four-bar-modified": 3}
-VARIANTS = (("lagrange", {}), ("nullspace", {"basis": "recompute"}), ("nullspace", {"basis": "continuation"}))
+BASES = ("continuation", "flow", "recompute")
 
 
-def run(name, rtol, repeat):
+def run(name, rtol, repeat, bases=BASES[:2]):
     model, t_end = MODELS[name].factory(), MODELS[name].t_end
     opts = RunOptions(rtol=rtol, atol=rtol * 1e-2)
-    for form, fo in VARIANTS:
+    for form, fo in [("lagrange", {})] + [("nullspace", {"basis": b}) for b in bases]:
         best, cpu, res = np.inf, np.inf, None
         for _ in range(repeat):
             t0, c0 = time.perf_counter(), time.process_time()
@@ -52,10 +52,11 @@ def main():
     ap.add_argument("--models", default="double-four-bar")
     ap.add_argument("--rtols", default="1e-6,1e-10")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--bases", default="continuation,flow", help=f"nullspace bases, of {', '.join(BASES)}")
     a = ap.parse_args()
     for name in a.models.split(","):
         for rtol in map(float, a.rtols.split(",")):
-            run(name, rtol, a.repeat)
+            run(name, rtol, a.repeat, a.bases.split(","))
 
 
 if __name__ == "__main__":
