@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import PINNED_DRIFT
 
 
 class _FastNullSpace:
@@ -26,8 +25,6 @@ class _FastNullSpace:
         self.paths = [0, 0, 0]
         d = formulation.generic_rank if self.continuation else min(m, n)
         self.x, self.K = np.zeros(d), np.zeros((d, d))      # power-iteration warm start, Gram matrix
-        tol, L = formulation.projection_tol, model.length_scale
-        self.projection = (tol.position * L, tol.pin * PINNED_DRIFT * L, tol.max_iterations, tol.polish, tol.pin)
 
     def __call__(self, *args):
         """(y', x'') or None; counts the path taken."""
@@ -57,15 +54,6 @@ class _FastNullSpace:
         tangent = row_space_filter(np.ascontiguousarray(self.A[:m, :n]), np.ascontiguousarray(err),
                                    ROW_SPACE_REL)
         return tangent + weight * (err - tangent)
-
-    def project(self, t, x):
-        """x (n,) projected onto Phi(x, t) = 0 as kinematics.solve_positions does (a copy), or None."""
-        from .project_kernels import project_positions
-        p, q = self.pack, np.array(x, dtype=float)
-        p.drive(t, self.shift, self.dshift, self.ddf)
-        ok = project_positions(q, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift, *self.projection,
-                               self.qe, self.ve, self.A, self.gamma, self.phi)
-        return q if ok else None
 
 
 class FastContinuationRhs(_FastNullSpace):

@@ -142,6 +142,21 @@ class CompiledWorkspace(Workspace):
     def forces(self, t, q, v) -> np.ndarray:
         return self.pack.f.copy()
 
+    def solve_positions(self, q, t, tol):
+        """q projected onto Phi(q, t) = 0 as kinematics.solve_positions does without held coordinates (the same
+        pinned Gauss-Newton iterations, fast.project_kernels), or None where it did not converge (the caller then
+        runs the reference, which raises the explanatory error)."""
+        from ..kinematics import PINNED_DRIFT
+        from .project_kernels import project_positions
+        p, L, x = self.pack, self.model.length_scale, np.array(q, dtype=float)
+        if not self.m:
+            return None
+        p.drive(t, self.shift, self.dshift, self.ddf)
+        ok = project_positions(x, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift, tol.position * L,
+                               tol.pin * PINNED_DRIFT * L, tol.max_iterations, tol.polish, tol.pin, self.qe, self.ve,
+                               self.A, self.gamma, self.phi)
+        return x if ok else None
+
 
 def compiled_workspace(model, fast: bool = True) -> CompiledWorkspace | None:
     """A :class:`CompiledWorkspace` when ``fast``, numba is installed, the model is supported and the kernels'

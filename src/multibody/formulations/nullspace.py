@@ -220,11 +220,8 @@ class NullSpace(Formulation):
         return self.fast_rhs.multipliers(A, b, RankTolerance().rtol) if self.fast_rhs else min_norm_solve(A.T, b)
 
     def _project(self, t, x):
-        """x projected onto Phi(x, t) = 0 (paper 000 eqs 12-13; kinematics.solve_positions, compiled where the
-        model allows: the same iterations, multibody.fast.project_kernels)."""
-        out = self.fast_rhs.project(t, x) if self.fast_rhs is not None else None
-        if out is not None:
-            return out
+        """x projected onto Phi(x, t) = 0 (paper 000 eqs 12-13; kinematics.solve_positions, compiled on a
+        fast.packed.CompiledWorkspace: the same iterations)."""
         try:
             return solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)
         except MultibodyError as exc:
