@@ -5,7 +5,7 @@ Prints per integrator, path and rtol (atol = rtol / 100): steps, rejected steps,
 evaluations, the largest crank-tip error against the exact reduction theta'' = -k cos theta
 (models.four_bars.crank_angle_exact), the largest angle between the three cranks (0 on the parallel
 branch: a value of order one means the run switched branches) and the wall time. Each case runs in its
-own process with a wall-time cap, because below the round-off floor (README, "Known limit") the step
+own process with a wall-time cap, because below the round-off floor (docs/guide/performance.md, "Known limit") the step
 size collapses and the run fails only after ~1e4 rejected steps.
 
     python benchmarks/singular_tolerance.py [--cap 120] [--integrators dop853 dopri5] [--rtols 1e-10 1e-11]

@@ -58,7 +58,7 @@ sphinx_gallery_conf = {
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"multibody {release}"
-html_static_path = ["_static"]
+html_static_path = []      # no own static files (the theme and MathJax bring theirs)
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

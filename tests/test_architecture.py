@@ -1,4 +1,4 @@
-"""The package tree keeps its data flow (README "Layout"): no import circles, lower layers never import
+"""The package tree keeps its data flow (docs/contributing.md, "Layout"): no import circles, lower layers never import
 upper ones, no module over 400 lines and no function over 60 (issue 19)."""
 import ast
 from collections import defaultdict

@@ -131,7 +131,7 @@ def test_a_body_with_inertia_on_a_line_is_refused():
 
 
 def test_readme_spatial_and_xarray_example(tmp_path, monkeypatch):
-    """The README's block with to_xarray runs as written; the disk falls (z from 0.5 m) while its total
+    """The results guide's block with to_xarray runs as written; the disk falls (z from 0.5 m) while its total
     energy stays (conservative: gravity and an ideal ball joint)."""
     import re
     from pathlib import Path
@@ -139,11 +139,11 @@ def test_readme_spatial_and_xarray_example(tmp_path, monkeypatch):
     import pytest
 
     pytest.importorskip("xarray")
-    text = (Path(__file__).parents[1] / "README.md").read_text()
+    text = (Path(__file__).parents[1] / "docs" / "guide" / "results.md").read_text()
     code = next(c for c in re.findall(r"```python\n(.*?)```", text, re.S) if "to_xarray" in c)
     monkeypatch.chdir(tmp_path)
     env = {}
-    exec(compile(code, "README.md", "exec"), env)
+    exec(compile(code, "results.md", "exec"), env)
     assert float(env["height"][0]) == pytest.approx(0.5) and float(env["height"][-1]) < 0.5
     assert env["result"].summary["energy_conserved"] and env["result"].summary["energy_drift_rel"] < 1e-4
     assert list(env["df"].index[:2]) == [0.0, 0.01]

@@ -265,11 +265,11 @@ def test_examples_validate_and_run(path, tmp_path):
 
 
 def test_readme_model_files_are_true(tmp_path):
-    """The README's TOML examples load as written (the slider-crank: 1 driven DOF -> dof 0)."""
+    """The models guide's TOML examples load as written (the slider-crank: 1 driven DOF -> dof 0)."""
     import re
     import shutil
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "models.md").read_text()
     planar, spatial = re.findall(r"```toml\n(.*?)```", text, re.S)[:2]
     (tmp_path / "sc.toml").write_text(planar)
     model = load_model_file(tmp_path / "sc.toml").model

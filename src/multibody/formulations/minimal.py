@@ -36,6 +36,13 @@ from .base import Accelerations, Formulation
 #: condition number of the pivoted (best) choice: a factor 10 costs one digit of accuracy in p'.
 SWITCH_RATIO = 10.0
 _NO_CHECK = KinematicTolerance(consistency=np.inf)
+#: the dependent coordinates are recovered by Newton from a first-order prediction only if the
+#: prediction's residual |Phi| is below this fraction of the model's length scale; otherwise the way from
+#: the last recovered state is halved in (t, s) (continuation), so Newton cannot jump to another assembly
+#: branch or another turn of an angle, however long the integrator's step (a driven model with no
+#: freedom takes one step for the whole run)
+PREDICTION_RESIDUAL = 0.01
+MAX_HALVINGS = 40
 
 
 class Minimal(Formulation):
@@ -49,6 +56,7 @@ class Minimal(Formulation):
         self.rank_tol, self.position_tol = rank_tol, position_tol
         self._q = np.array(model.q0, float)
         self._v = np.array(model.v0, float)
+        self._t = 0.0
         self._rows = np.arange(0)
         self._p, self._s = np.arange(0), np.arange(model.n)
         self.switches = 0
@@ -60,24 +68,38 @@ class Minimal(Formulation):
         self._p, self._s = independent_coordinates(A[self._rows])
 
     def initial_state(self, t, q, v):
-        self._q, self._v = np.array(q, float), np.array(v, float)
+        self._q, self._v, self._t = np.array(q, float), np.array(v, float), float(t)
         self._choose(t, q, v)
         return np.concatenate([q[self._s], v[self._s]])
 
     def split(self, t, y):
-        """(q, v) from y = (s, s') at time t, recovering p (Newton on Phi = 0 with s held) and p'."""
+        """(q, v) from y = (s, s') at time t, recovering p (Newton on Phi = 0 with s held, continued from
+        the last recovered state) and p'."""
         k = len(self._s)
         q, v = self._q.copy(), self._v.copy()
         q[self._s], v[self._s] = y[:k], y[k:2 * k]
         if self.ws.m:
-            try:
-                q = solve_positions(self.model, q, t, hold=self._s, ws=self.ws, tol=self.position_tol)
-            except MultibodyError as exc:
-                raise SimulationError(f"minimal formulation: the dependent coordinates cannot be "
-                                      f"recovered at t = {t:g} ({exc})") from None
+            q = self._recover(t, q[self._s])
             v = solve_velocities(self.model, q, v, t, given=self._s, ws=self.ws, tol=_NO_CHECK)
-        self._q, self._v = q, v
+        self._q, self._v, self._t = q, v, float(t)
         return q, v
+
+    def _recover(self, t, s, depth=0):
+        """Positions at (t, s) continued from the last recovered state (t0, q0, v0): Newton from the
+        prediction q0 + (t - t0) v0 (s replaced) when its residual is small (PREDICTION_RESIDUAL),
+        else first the midpoint of the way."""
+        pred = self._q + (t - self._t) * self._v
+        pred[self._s] = s
+        residual = np.max(np.abs(self.ws.constraints(t, pred, np.zeros_like(pred))[0]), initial=0.0)
+        if residual > PREDICTION_RESIDUAL * self.model.length_scale and depth < MAX_HALVINGS:
+            tm, sm = 0.5 * (self._t + t), 0.5 * (self._q[self._s] + s)
+            self._q, self._t = self._recover(tm, sm, depth + 1), tm
+            return self._recover(t, s, depth + 1)
+        try:
+            return solve_positions(self.model, pred, t, hold=self._s, ws=self.ws, tol=self.position_tol)
+        except MultibodyError as exc:
+            raise SimulationError(f"minimal formulation: the dependent coordinates cannot be "
+                                  f"recovered at t = {t:g} ({exc})") from None
 
     def after_step(self, t, y):
         q, v = self.split(t, y)

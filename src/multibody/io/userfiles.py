@@ -1,6 +1,6 @@
 """Loading a user's model file: a .py file that defines build() (shared by `run` and `sweep`).
 
-A model .py file is trusted code: it runs with the user's rights (README "Reliability and safety").
+A model .py file is trusted code: it runs with the user's rights (docs/guide/reliability.md).
 What the command line guards against is a mistake in it: any exception, ``sys.exit()`` and a loop
 that never ends (a time limit, :data:`TIME_LIMIT_S`, env MULTIBODY_USER_TIMEOUT) become one
 MultibodyError naming the file, never a traceback, a silent exit or a hang.

@@ -109,7 +109,7 @@ class Regularization:
 
     Integrated over one crossing of a singular configuration the penalty changes the motion by ~rel
     (double four-bar, exact states through the crossing: crank rate -0.81 rel rad/s, i.e. 8e-11 rad/s for
-    rel = 1e-10, and 8e-15 for 1e-14); at the tolerances that pass such crossings (rtol >= 1e-11, README
+    rel = 1e-10, and 8e-15 for 1e-14); at the tolerances that pass such crossings (rtol >= 1e-11, docs/guide/performance.md
     "Known limit") other errors dominate (a run with rel = 1e-14 had the same tip error), so rel stays."""
 
     rel: float = 1e-10

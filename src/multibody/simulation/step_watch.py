@@ -81,7 +81,7 @@ class StepWatch:
         hint = getattr(self.form, "failure_hint", None)
         raise SimulationError(f"model '{self.form.model.name}' at t = {step.t:.9g}: {what}."
                               f"{hint(step.t, y) if hint else ''} Nothing was saved from this run; try another "
-                              "tolerance or formulation (README, 'Singular configurations').")
+                              "tolerance or formulation (docs/guide/singular.md).")
 
     def summary(self) -> dict:
         return {"min_step": float(self.h_min), "min_step_t": float(self.t_min),
