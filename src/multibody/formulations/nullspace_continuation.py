@@ -58,6 +58,7 @@ class ContinuationNullSpace(NullSpace):
         self.basis = "continuation"
         self.error_filter = self._position_error
         self._charts: list[Chart] = []     # the charts of the last three steps (the newest last)
+        self._memo = None                  # (t, chart, y, x') of the last _xdot
 
     # ------------------------------------------------------------------ state layout
     def initial_state(self, t, q, v):
@@ -97,10 +98,16 @@ class ContinuationNullSpace(NullSpace):
         return y[:n], self._xdot(t, y, self._chart_at(t))
 
     def _xdot(self, t, y, chart):
-        """x' (n,) of y = [x, w] in ``chart`` (eq. 11b; compiled where the model allows)."""
+        """x' (n,) of y = [x, w] in ``chart`` (eq. 11b; compiled where the model allows). The last one is kept:
+        the step watch, the crossing monitor and the recorder ask for the same state in turn."""
+        memo = self._memo
+        if memo is not None and memo[0] == t and memo[1] is chart and np.array_equal(memo[2], y):
+            return memo[3].copy()
         n = self.model.n
         out = self.fast_rhs.dynamics(t, y, chart) if self.fast_rhs is not None else None
-        return out[0][:n] if out is not None else self._kinematics(t, y[:n], y[n:], chart)[0]
+        xdot = out[0][:n] if out is not None else self._kinematics(t, y[:n], y[n:], chart)[0]
+        self._memo = (t, chart, y.copy(), xdot.copy())
+        return xdot
 
     def _kinematics(self, t, x, w, chart):
         """x' (n,), X (n, f), A (m, n) and G^+ (the SmoothPinv of G = A Q1) at (t, x) in the chart (eqs 9, 11b)."""
