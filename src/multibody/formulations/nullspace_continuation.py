@@ -23,7 +23,7 @@ After every accepted step t_k -> t_{k+1} = t_k + h:
    (a central difference of A along x', :meth:`ContinuationNullSpace._omega`).
 
 The dense output of a step is read in the chart of that step (``split`` keeps the charts of the last three
-steps). Singular events and diagnostics are those of :class:`.nullspace.NullSpace`.
+steps). Singular events and diagnostics are those of ``formulations.nullspace.NullSpace``.
 """
 from __future__ import annotations
 
@@ -216,7 +216,7 @@ class ContinuationNullSpace(NullSpace):
         return omega_continued(AdQ[pqr.perm[:r]], pqr.R[:r, :r], self.reg)
 
     def channels(self, t, y):
-        """As :meth:`.NullSpace.channels` (rank and R diagonal of the last accepted step), with qd_ind = w and T
+        """As ``NullSpace.channels`` (rank and R diagonal of the last accepted step), with qd_ind = w and T
         those of y in the chart of its step (a sample inside a step: the step's frozen basis)."""
         out = super().channels(t, y)
         T = self._chart_at(t).T

@@ -213,7 +213,7 @@ def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """The increment q_{n+1} - q_n = F_{q_n}(mu) - q_n (..., n) for mu (..., d) (eqs 44, 95, 118, 126,
     136, 154, 188-189), without cancellation: with X = R - I carried per body, roots move by
     (u, exp(theta)), each child rotates by its parent's increment times exp(theta n_n^) (product of
-    exponentials) and its centre of mass follows from the joint (:func:`_child_translation`):
+    exponentials) and its centre of mass follows from the joint (``_child_translation``):
     dphi_c = dphi_p + X_p (rho_p + gap) - X_c rho_c + (relative translation along n' or m1', m2'),
     with gap = p_c - p_p at t_n, less the gap's round-off in the constrained directions."""
     phi, D = _geometry(tree, qn)
@@ -247,7 +247,7 @@ def pair_frames(tree: Tree, qn: np.ndarray) -> dict:
     """Rotation frames of the root bodies with a planar child (``unknowns == "joint"``): Q = [t, g, n] at q_n
     with n the plane's normal, g the unit in-plane direction from the parent's to the child's joint point
     (m1 when they coincide) and t = n x g. With R = exp(th_t t^) exp(th_g g^) exp(th_n n^)
-    (:func:`_root_rotation`), n' . gap = |gap| cos(th_g) sin(th_t): the far child's normal displacement is
+    (``_root_rotation``), n' . gap = |gap| cos(th_g) sin(th_t): the far child's normal displacement is
     nearly linear in the tilt th_t, whereas exp(theta^) has the cross term (theta.n)(theta.gap)/2 that
     made Newton diverge once |gap| ~ 1e4 m (planar pair, t = 50 s at dt = 0.01)."""
     if tree.unknowns != "joint":
