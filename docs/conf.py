@@ -38,11 +38,23 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "examples/README.rst", "
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
+# Broken cross-references are errors too (-W): every :func:, :meth:, :mod:, :data:, :exc: role and every
+# :class: naming a multibody object must resolve. Parameter and return *types* ("float in m", "optional",
+# "ndarray", "(n, n)") are descriptions rendered through the same field machinery; they are not links.
+nitpicky = True
+nitpick_ignore_regex = [("py:class", r"(?!multibody\.).*")]
+# internal classes that appear in signatures of documented functions, not documented themselves
+nitpick_ignore = [("py:class", "multibody.formulations.nullspace.NullSpace"),
+                  ("py:class", "multibody.model.director.LowerPairs"),
+                  ("py:class", "multibody.model.director.SpatialBodies")]
+
 autodoc_default_options = {"members": True, "show-inheritance": False}
 autodoc_typehints = "description"
+autodoc_typehints_description_target = "documented_params"   # no second parameter list beside Attributes
 autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+napoleon_use_ivar = True     # Attributes sections as field lists: no second description of dataclass fields
 autosummary_generate = False
 
 sphinx_gallery_conf = {

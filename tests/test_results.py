@@ -116,3 +116,16 @@ def test_failed_save_keeps_the_old_file(result, tmp_path):
         bad.save(path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["run.h5"]
+
+
+def test_model_without_constraints_round_trips(tmp_path):
+    """A free body has no constraint rows, so its multipliers have no labels (empty HDF5 attributes); the
+    file loads back. A body falling from rest under g: y(t) = -g t^2 / 2."""
+    from multibody import ModelBuilder
+
+    b = ModelBuilder("free-body", gravity=(0.0, -9.81))
+    b.add_body("a", mass=1.0, inertia=0.1)
+    simulate(b.build(), t_end=0.5).save(tmp_path / "free.h5")
+    back = Result.load(tmp_path / "free.h5")
+    assert back["multipliers"].shape[1] == 0
+    np.testing.assert_allclose(back.column("q", "a.y"), -9.81 * back.t ** 2 / 2, atol=1e-12)

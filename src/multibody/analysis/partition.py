@@ -65,7 +65,7 @@ class Partition:
 def admissible_partition(C: np.ndarray, tol: RankTolerance = RankTolerance()) -> Partition:
     """A geometrically admissible partition (C_D nonsingular) from QR with column pivoting of C.
 
-    C (m, n). Rows: the independent rows found by :func:`linalg.pivoted_qr`; dependent columns: the
+    C (m, n). Rows: the independent rows found by :func:`multibody.pivoted_qr`; dependent columns: the
     first r pivots of the column-pivoted QR of those rows (the best conditioned C_D the greedy
     pivoting finds, in the spirit of Wehage & Haug's pivoted factorisation, paper 001 ref. [1])."""
     m, n = C.shape

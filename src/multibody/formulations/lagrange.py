@@ -3,7 +3,7 @@
     [ M  A^T ] [ q''    ]   [ f     ]
     [ A  0   ] [ lambda ] = [ gamma ]
 
-q'' is computed by :func:`linalg.gauss_solve` (Gauss's principle in the singular-value basis of A),
+q'' is computed by ``linalg.rank.gauss_solve`` (Gauss's principle in the singular-value basis of A),
 not by factorising the augmented matrix: near a singular configuration at distance sigma the
 augmented matrix loses accuracy like eps/sigma^2 (measured on the double four-bar: accelerations
 wrong by O(1) at sigma = 1e-8, by 1e-4 at 1e-6), and a hard rank decision makes the right-hand side
@@ -74,7 +74,7 @@ class Stabilization:
 
 
 def solve_kkt(M, A, f, gamma, reg: Regularization = Regularization()):
-    """q'' of the augmented system; see :func:`linalg.gauss_solve`."""
+    """q'' of the augmented system; see ``linalg.rank.gauss_solve``."""
     try:
         return gauss_solve(M, A, f, gamma, reg)
     except (sla.LinAlgError, ValueError) as exc:

@@ -20,7 +20,7 @@ values, so (7) evaluated near a singular configuration carries round-off eps (s_
 acceleration of the weakly constrained direction, which the index-1 equations integrate twice; at rtol 1e-12
 the adaptive step collapsed there (measured on the double four-bar: 9e-9 s at t = 0.714, dopri5 and dop853).
 Inside the window s_min < ``lagrange.PIN`` s_max of a singular configuration, (6) is minimised directly
-instead, in the singular-value basis of A (:func:`~multibody.linalg.rank.gauss_solve` with lagrange's
+instead, in the singular-value basis of A (``linalg.rank.gauss_solve`` with lagrange's
 penalty): the constraint directions with s_i >= PIN s_max are enforced to round-off ((mu / s_i)^8 <= 1e-16),
 so at the edge of the window both evaluations are the same function to round-off and the right-hand side
 does not jump; the vanishing direction follows Gauss's principle without its constraint, which the
@@ -46,7 +46,7 @@ def projected_accelerations(M: np.ndarray, A: np.ndarray, f: np.ndarray, gamma: 
                             window: float = 0.0) -> np.ndarray:
     """q'' (n,) = M^-1 N^T f + A_M^+ gamma (paper 002 eq. 7); M (n, n) s.p.d., A (m, n) full row
     rank, f (n,), gamma (m,). Where s_min < ``window`` * s_max (singular values of A), the minimiser of
-    Gauss's principle (eq. 6) by :func:`~multibody.linalg.rank.gauss_solve` instead (module docstring)."""
+    Gauss's principle (eq. 6) by ``linalg.rank.gauss_solve`` instead (module docstring)."""
     try:
         chol = sla.cho_factor(M, check_finite=False)
         if A.shape[0] == 0:
