@@ -84,6 +84,11 @@ class Formulation:
     #: rows): a step's continuous extension must then be completed before that action (simulation.driver.advance)
     rhs_changes_after_step = False
 
+    #: False when the equations do not hold where A loses rank (minimal coordinates: the dependent block A_p
+    #: is singular for every choice there, paper 002 Sect. 3.3): the crossing monitor then stops the run at the
+    #: first singular configuration it locates instead of letting Newton pick a branch
+    passes_singular_configurations = True
+
     #: optional ``(t, y, err) -> err`` applied to the integrator's local error estimate (e.g. the
     #: tangent-space part for a projection method); None measures the whole error
     error_filter = None

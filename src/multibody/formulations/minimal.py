@@ -49,6 +49,7 @@ class Minimal(Formulation):
     """Voronets equations (12) of paper 002 in y = (s, s'); see the module docstring."""
 
     name = "minimal"
+    passes_singular_configurations = False
 
     def __init__(self, model, *, rank_tol: RankTolerance = RankTolerance(),
                  position_tol: KinematicTolerance = KinematicTolerance()):

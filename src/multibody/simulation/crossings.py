@@ -29,7 +29,7 @@ import numpy as np
 import scipy.optimize as so
 
 from ..assembly import SPARSE_MIN_COORDINATES
-from ..errors import MultibodyError
+from ..errors import MultibodyError, SimulationError
 from ..formulations.singular import hermite
 from ..kinematics import solve_positions
 from ..linalg.rank import RankTolerance, pivoted_qr
@@ -167,6 +167,12 @@ class CrossingMonitor:
                                            for c in self.crossings):
             self.crossings.append({"t": float(t_star), "rank": int(rank), "generic_rank": int(self.generic),
                                    "rank_drop": int(self.generic - rank)})
+            if not self.form.passes_singular_configurations:
+                raise SimulationError(
+                    f"model '{self.form.model.name}': a singular configuration at t = {t_star:.9g} (rank "
+                    f"{rank} of {self.generic}); the {self.form.name} formulation cannot vouch for its branch "
+                    f"there (its dependent coordinates are not defined where A loses rank, paper 002 Sect. 3.3). "
+                    f"Use lagrange, nullspace or projection through singular configurations.")
 
     def summary(self) -> dict:
         return {"singular_crossings": sorted(self.crossings, key=lambda c: c["t"]),
