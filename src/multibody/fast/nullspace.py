@@ -37,10 +37,10 @@ class _FastNullSpace:
 
     def multipliers(self, A, b, rtol):
         """lam (m,) = (A^T)^+ b with singular values <= rtol s_max dropped (linalg.rank.min_norm_solve; the same
-        truncated pseudo-inverse by SVD, project_kernels.pinned_step)."""
-        from .project_kernels import pinned_step
+        truncated pseudo-inverse, project_kernels.min_norm_multipliers)."""
+        from .project_kernels import min_norm_multipliers
         lam = np.empty(A.shape[0])
-        pinned_step(np.ascontiguousarray(A.T), np.ascontiguousarray(b), rtol, lam)
+        min_norm_multipliers(np.ascontiguousarray(A), np.ascontiguousarray(b), rtol, lam)
         return lam
 
     def position_error(self, x, err, m, weight):
