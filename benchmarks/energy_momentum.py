@@ -2,10 +2,14 @@
 
     python benchmarks/energy_momentum.py            # everything (a few minutes)
     python benchmarks/energy_momentum.py --quick    # 10^3 instead of 10^4 steps
+    python benchmarks/energy_momentum.py long planar-pair reduced [steps] [fig.png] [unknowns]
 
-Prints, per model and scheme, the relative drift of the energy and of the conserved momentum
+The first two print, per model and scheme, the relative drift of the energy and of the conserved momentum
 components over N steps, Newton iterations and wall time; then the condition number of the
-iteration matrix for the dt of the paper's tables (first step; the linkage at t = 0.04 as Table V).
+iteration matrix for the dt of the paper's tables (first step; the linkage at t = 0.04 as Table V),
+for the reduced scheme with the paper's unknowns and with the planar pairs' joint-point unknowns.
+``long`` runs one model at the paper's dt = 0.01 (default 10^5 steps, issue 18) with the stepper
+itself and draws E - E0 and L - L0 (paper Figs 13, 17).
 """
 from __future__ import annotations
 
@@ -14,16 +18,22 @@ import time
 
 import numpy as np
 
-from multibody.simulation import RunOptions, simulate
+from multibody.assembly import Workspace
 from multibody.integrate.energy_momentum import EnergyMomentumStepper
+from multibody.model.director_tree import spatial_parts
 from multibody.models.spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage
+from multibody.simulation import RunOptions, simulate
 
 LONG = [("gyro-top", gyro_top, 0.01, [5]), ("cylindrical-pair", cylindrical_pair, 0.001, range(6)),
         ("planar-pair", planar_pair, 1e-4, range(6)), ("six-body-linkage", six_body_linkage, 0.001, [])]
+# (title, model, dts, instant of the condition number): Table III's reduced numbers are met at t = 0.1 s (the
+# first snapshot of Fig. 12), Table IV's near t = 0.03 s, Table V's instant t = 0.04 s is the paper's
 TABLES = [("gyro-top (Table II)", gyro_top, (5e-2, 5e-3, 5e-4), 0.0),
-          ("cylindrical-pair (Table III)", cylindrical_pair, (1e-2, 1e-3, 1e-4), 0.0),
-          ("planar-pair (Table IV)", planar_pair, (1e-2, 1e-3, 1e-4), 0.0),
+          ("cylindrical-pair (Table III, t = 0.1)", cylindrical_pair, (1e-2, 1e-3, 1e-4), 0.1),
+          ("planar-pair (Table IV, t = 0.03)", planar_pair, (1e-2, 1e-3, 1e-4), 0.03),
           ("six-body-linkage (Table V, t = 0.04)", six_body_linkage, (1e-2, 1e-3, 1e-4), 0.04)]
+MODELS = {"planar-pair": planar_pair, "cylindrical-pair": cylindrical_pair, "gyro-top": gyro_top,
+          "six-body-linkage": six_body_linkage}
 
 
 def drift(r, cols):
@@ -49,23 +59,111 @@ def long_runs(steps):
                   f"max {s['newton_iterations_max']}; {time.perf_counter() - t0:.1f} s", flush=True)
 
 
-def condition(factory, dt, t, scheme):
+def condition(factory, dt, t, scheme, **options):
     model = factory()
-    st = EnergyMomentumStepper(model, scheme=scheme, dt=dt)
+    st = EnergyMomentumStepper(model, scheme=scheme, dt=dt, **options)
     q, v = model.q0, model.v0
-    for _ in range(max(1, int(round(t / dt)))):
-        q, v = st.step(q, v)
+    for k in range(max(1, int(round(t / dt)))):
+        q, v = st.step(q, v, k * dt)
     return st.condition
 
 
 def tables():
+    """Per table and dt: the constrained scheme at the first step and at the instant; the reduced scheme at the
+    instant with the paper's unknowns, the joint-point unknowns (E pairs) and, for closed loops, unscaled
+    closure rows (Part I's form, see docs/guide/energy-momentum.md)."""
     for name, factory, dts, t in TABLES:
         print(name)
         for dt in dts:
-            c, r = condition(factory, dt, t, "constrained"), condition(factory, dt, t, "reduced")
-            print(f"   dt {dt:7.0e}   constrained {c:9.2e}   reduced {r:9.3g}", flush=True)
+            c0, c = condition(factory, dt, 0.0, "constrained"), condition(factory, dt, t, "constrained")
+            rp, rj = (condition(factory, dt, t, "reduced", unknowns=u) for u in ("paper", "joint"))
+            line = (f"   dt {dt:7.0e}   constrained {c0:9.2e} (first step) {c:9.2e}   reduced {rp:9.4g} (paper's "
+                    f"unknowns) {rj:9.4g} (joint-point unknowns)")
+            if factory is six_body_linkage:
+                line += f" {condition(factory, dt, t, 'reduced', closure_scaling='none'):9.4g} (unscaled closure rows)"
+            print(line, flush=True)
+
+
+def long_run(name, scheme, steps, dt=0.01, every=100, unknowns="joint", dump=None):
+    """The stepper itself (simulate() records every step's channels); E = T + gradV.q (uniform gravity),
+    p and L about the origin, max |Phi| and max |q| every ``every`` steps (saved to ``dump`` .npy every 10
+    rows when given); stops with the message of a failed step."""
+    model, t0 = MODELS[name](), time.perf_counter()
+    st = EnergyMomentumStepper(model, scheme=scheme, dt=dt, condition=False, unknowns=unknowns)
+    bodies, _ = spatial_parts(model)
+    ws, M, zero = Workspace(model), model.mass_matrix, np.zeros(model.n)
+    q, v, rows, iters = model.q0.copy(), model.v0.copy(), [], []
+    for k in range(steps + 1):
+        if k % every == 0 or k == steps:
+            p, L = bodies.momenta(q, v)
+            phi = np.max(np.abs(ws.constraints(0.0, q, zero)[0]))
+            rows.append(np.r_[k * dt, 0.5 * v @ M @ v + st.gradV @ q, p, L, phi, np.max(np.abs(q))])
+            if dump and len(rows) % 10 == 0:
+                np.save(dump, np.array(rows))
+        if k < steps:
+            try:
+                q, v = st.step(q, v, k * dt)
+            except Exception as exc:      # report how far it got
+                print(f"stopped at t = {k * dt:g}: {exc}")
+                break
+            iters.append(st.iterations)
+    a = np.array(rows)
+    if dump:
+        np.save(dump, a)
+    report(a, f"{name} {scheme} ({unknowns}) dt {dt:g} x {len(iters)}", iters, time.perf_counter() - t0)
+    return a
+
+
+def report(a, title, iters=None, wall=None):
+    """Drifts of E (to E0), p (to max |p|), L (to max |L| and to max |q| max |p|, L's own round-off scale)."""
+    E, mom = a[:, 1], a[:, 2:8]
+    d = [np.max(np.abs(mom[:, k] - mom[0, k])) / max(np.max(np.abs(mom[:, 3 * (k // 3):3 * (k // 3) + 3])), 1e-300)
+         for k in range(6)]
+    lscale = np.max(a[:, 9]) * np.max(np.abs(mom[:, :3]))
+    dl = np.max(np.abs(mom[:, 3:] - mom[0, 3:])) / lscale
+    extra = f"; Newton mean {np.mean(iters):.2f} max {max(iters)}; {wall:.0f} s" if iters else ""
+    print(f"{title}: E {np.max(np.abs(E - E[0])) / abs(E[0]):.1e}; "
+          + ", ".join(f"{lab} {x:.1e}" for lab, x in zip(("px", "py", "pz", "Lx", "Ly", "Lz"), d))
+          + f" (L to max|q| max|p|: {dl:.1e}); max |Phi| {np.max(a[:, 8]):.1e}; max |q| {np.max(a[:, 9]):.3g}"
+          + extra, flush=True)
+
+
+def figure(r, path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t, E, L = r[:, 0], r[:, 1], r[:, 5:8]
+    fig, ax = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
+    ax[0].plot(t, (E - E[0]) / abs(E[0]))
+    ax[0].set_ylabel(f"(E - E0) / E0\n(E0 = {E[0]:.6g})")
+    for k, lab in enumerate("xyz"):
+        ax[1].plot(t, (L[:, k] - L[0, k]) / np.max(np.abs(L[0])), label=f"L{lab} (L{lab}0 = {L[0, k]:.5g})")
+    ax[1].set_ylabel("(L - L0) / max|L0|")
+    ax[1].legend(fontsize=7)
+    ax[2].semilogy(t, np.maximum(r[:, 8], 1e-18), label="max |Phi|")
+    ax[2].semilogy(t, r[:, 9] * np.finfo(float).eps, "--", label="eps max|q|")
+    ax[2].set_ylabel("constraints")
+    ax[2].legend(fontsize=7)
+    ax[2].set_xlabel("t [s]")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
 
 
 if __name__ == "__main__":
-    long_runs(1000 if "--quick" in sys.argv else 10000)
-    tables()
+    if sys.argv[1:2] == ["long"]:      # long MODEL SCHEME [steps] [fig.png] [unknowns]: rows also in fig.png.npy
+        name, scheme = sys.argv[2], sys.argv[3]
+        steps = int(float(sys.argv[4])) if len(sys.argv) > 4 else 100000
+        unknowns = sys.argv[6] if len(sys.argv) > 6 else "joint"
+        fig = sys.argv[5] if len(sys.argv) > 5 else None
+        res = long_run(name, scheme, steps, unknowns=unknowns, dump=fig and fig + ".npy")
+        if fig:
+            figure(res, fig, f"{name}, {scheme} scheme ({unknowns} unknowns), dt = 0.01, "
+                   f"{int(round(res[-1, 0] / 0.01))} steps (paper 004 Figs 13/17)")
+    elif sys.argv[1:2] == ["figure"]:  # figure ROWS.npy fig.png TITLE: a (partial) long run's rows
+        res = np.load(sys.argv[2])
+        report(res, sys.argv[4])
+        figure(res, sys.argv[3], f"{sys.argv[4]}, {int(round(res[-1, 0] / 0.01))} steps of dt = 0.01")
+    else:
+        long_runs(1000 if "--quick" in sys.argv else 10000)
+        tables()

@@ -6,8 +6,12 @@ Paper 004 compares the condition number of the Newton iteration matrix of its tw
 schemes: the *constrained* scheme (positions and multipliers, an index-3 saddle point whose singular
 values scale like 1/Δt and Δt², so its condition grows like Δt⁻³) and the *reduced* scheme (the
 discrete null space method: only the independent velocities, so the condition stays of order one).
-This example computes the condition number of the first step (the six-body linkage at t = 0.04 s, as
-Table V) for the paper's four examples and time steps, and prints it beside the paper's values.
+This example computes the condition number at the instant of each table -- Table V states t = 0.04 s;
+Table III's values are met at t = 0.1 s (the first snapshot of Fig. 12), Table IV's near t = 0.03 s (the
+reduced matrix changes as the pairs slide; docs/theory/paper004.md) -- for the paper's four examples and
+time steps, with the paper's reduced unknowns (eqs 143-154) and unscaled closure rows (the solver's
+defaults, joint-point unknowns and balanced closure rows, give the same solution with other numbers:
+Table V ~12 for every dt), and prints it beside the paper's values.
 """
 import matplotlib.pyplot as plt
 import numpy as np
@@ -18,9 +22,9 @@ from multibody.models.spatial_models import cylindrical_pair, gyro_top, planar_p
 # (example, factory, time steps, time of the table, the paper's constrained and reduced values)
 TABLES = [
     ("gyro top (Table II)", gyro_top, (5e-2, 5e-3, 5e-4), 0.0, (1.6e4, 1.6e7, 1.6e10), (8, 8, 8)),
-    ("cylindrical pair (Table III)", cylindrical_pair, (1e-2, 1e-3, 1e-4), 0.0,
+    ("cylindrical pair (Table III, t = 0.1 s)", cylindrical_pair, (1e-2, 1e-3, 1e-4), 0.1,
      (3.6e11, 3.6e14, 3.6e17), (360, 358, 358)),
-    ("planar pair (Table IV)", planar_pair, (1e-2, 1e-3, 1e-4), 0.0, (4.8e10, 4.6e13, 4.6e16), (730, 800, 800)),
+    ("planar pair (Table IV, t = 0.03 s)", planar_pair, (1e-2, 1e-3, 1e-4), 0.03, (4.8e10, 4.6e13, 4.6e16), (730, 800, 800)),
     ("six-body linkage (Table V, t = 0.04 s)", six_body_linkage, (1e-2, 1e-3, 1e-4), 0.04,
      (1.6e5, 1.5e8, 1.5e11), (19, 10, 58)),
 ]
@@ -32,12 +36,13 @@ def condition(factory, scheme, dt, t):
     model = factory()
     q, v = model.q0, model.v0
     steps = max(1, int(round(t / dt)))
-    before = EnergyMomentumStepper(model, scheme=scheme, dt=dt, condition=False)
-    for _ in range(steps - 1):
-        q, v = before.step(q, v)
-    last = EnergyMomentumStepper(model, scheme=scheme, dt=dt)
-    last.step(q, v)
-    return last.condition
+    options = {"unknowns": "paper", "closure_scaling": "none"}
+    stepper = EnergyMomentumStepper(model, scheme=scheme, dt=dt, condition=False, **options)
+    for k in range(steps - 1):
+        q, v = stepper.step(q, v, k * dt)
+    stepper.want_cond = True
+    stepper.step(q, v, (steps - 1) * dt)
+    return stepper.condition
 
 
 fig, axes = plt.subplots(1, len(TABLES), figsize=(13, 3.4), sharey=True)

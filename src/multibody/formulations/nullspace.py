@@ -99,7 +99,8 @@ class NullSpace(Formulation):
         self.tracker = SingularTracker(self, screen=singular_screen)
         self.generic_rank = self.f = 0
         self._last = None        # (t, rank, R_diag, w, T) of the last accepted state
-        self._jumps: list[tuple[float, float]] = []
+        self._jump: tuple = (None, 0.0)     # (t, size) of the largest jump of w at a re-basis (issue 17: a
+        # running max, no list per step, so memory stays flat however long the run)
         self._wmax = 0.0
         self.events: list[dict] = []
         self.error_filter = self._tangent_error
@@ -213,7 +214,7 @@ class NullSpace(Formulation):
         w, T = T_new.T @ (T @ w), T_new     # the same physical velocity, in the new basis (its tangent part)
         prev = self._last
         self._store(t, pqr, w, T)
-        self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))
+        self._note_jump(t, w, prev[3])
         self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
         y = np.concatenate([x, w, T.ravel()])
         self.tracker.accepted(t, x, self.split(t, y)[1], T)
@@ -234,6 +235,12 @@ class NullSpace(Formulation):
             return solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
+
+    def _note_jump(self, t, w, w_old) -> None:
+        """Keep the first largest max |w - w_old| over the re-bases and its time."""
+        jump = float(np.max(np.abs(w - w_old), initial=0.0))
+        if self._jump[0] is None or jump > self._jump[1]:
+            self._jump = (t, jump)
 
     def _store(self, t, pqr, w, T):
         self._last = (t, pqr.rank, pqr.R_diag, w.copy(), T.copy())
@@ -268,16 +275,14 @@ class NullSpace(Formulation):
         }
 
     def summary(self):
-        jumps = np.array([j for _, j in self._jumps]) if self._jumps else np.zeros(1)
         scale = self._wmax or 1.0
-        k = int(np.argmax(jumps))
         return {
             **({"linear_algebra": self.dense_note} if self.dense_note else {}),
             "basis": self.basis, "generic_rank": self.generic_rank, "dof": self.f,
             "redundancy": self.ws.m + self.ws.h - self.generic_rank,
             "rank_tolerance": {"rtol": self.rank_tol.rtol, "atol": self.rank_tol.atol},
-            "qd_ind_jump_max_rel": float(jumps[k] / scale),
-            "qd_ind_jump_time": float(self._jumps[k][0]) if self._jumps else None,
+            "qd_ind_jump_max_rel": float(self._jump[1] / scale),
+            "qd_ind_jump_time": None if self._jump[0] is None else float(self._jump[0]),
             "singular_events": [{k2: e[k2] for k2 in ("t", "rank", "continuing", "new")}
                                 for e in self.events],
         }

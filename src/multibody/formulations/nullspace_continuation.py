@@ -194,7 +194,7 @@ class ContinuationNullSpace(NullSpace):
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
         prev = self._last
         self._store(t, pqr, w, T)
-        self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))
+        self._note_jump(t, w, prev[3])
         self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
         self.tracker.accepted(t, x, v, T)
         return np.concatenate([x, w])

@@ -17,39 +17,45 @@ exactly, up to the Newton tolerance. The iteration matrix [[2/dt M + dt/2 sum la
 Reduced scheme (discrete null space method): unknowns mu (d = n - m), q_{n+1} = F_{q_n}(mu) satisfies
 the tree constraints identically (eqs 44, 95, 118, 126, 136, 154, 188-189), and the multipliers
 disappear by premultiplying with the discrete null-space matrix P(q_n, q_{n+1}) = P_int(q_mid)
-P_ext(q_n, q_{n+1}) (eqs 68-74, 187):  P^T R_q(F(mu)) = 0.
+P_ext(q_n, q_{n+1}) (eqs 68-74, 187):  P^T R_q(F(mu)) = 0. Any basis of null G(q_mid) and any F onto Q give
+the same q_{n+1}; ``unknowns="joint"`` (default) moves a planar pair's child joint point in the plane with
+the parent's joint point and turns a root parent in the pair frame (model.director_tree.pair_frames), so
+the condition grows like |gap|^2, not |gap|^4 as with the paper's relative coordinates ("paper"), and the
+planar pair at dt = 0.01 runs past the 34 s where the paper's unknowns diverged (docs/theory/paper004.md).
 
-Closed loops (eq. 190; Part I's Appendix C is not in the text, derivation here): the closure
-constraints Phi_c are kept as equations. Their independent rows (pivoted QR, the redundant ones are
-reported) give B = G_c(q_mid) P^o (k, d) with rank k; choosing k dependent columns D (pivoted QR at
-the start, the rest F) the closed-loop discrete null-space matrix is P^c = P^o P^oc with
-P^oc[F] = I, P^oc[D] = -B_D^-1 B_F, so G_c(q_mid) P^c = 0 exactly and P^c -> P^c(q) as dt -> 0 (the
-discrete counterpart of eqs 191-192). Because the closure constraints are quadratic, G_c(q_mid)
+Closed loops (eq. 190; Part I's Appendix C is not in the text, its two steps derived in
+docs/theory/paper004.md): the closure constraints Phi_c are kept as equations. Their independent rows
+(pivoted QR, the redundant ones are reported) give B = G_c(q_mid) P^o (k, d) with rank k; choosing k
+dependent columns D (pivoted QR at q_n, the rest F) the closed-loop discrete null-space matrix is
+P^c = P^o P^oc with P^oc[F] = I, P^oc[D] = -B_D^-1 B_F, so G_c(q_mid) P^c = 0 exactly and P^c -> P^c(q) as
+dt -> 0 (the discrete counterpart of eqs 191-192). Because the closure constraints are quadratic, G_c(q_mid)
 (q_{n+1} - q_n) = Phi_c(q_{n+1}) - Phi_c(q_n) = 0, so q_{n+1} - q_n lies in range P^c and energy is
-conserved as in the open case. Equations: (P^c)^T R_q = 0 (d - k) and s Phi_c(q_{n+1}) = 0 (k),
-s = 2 max(M) / dt bringing the closure rows to the size of the dynamic ones.
+conserved as in the open case. Equations: (P^c)^T R_q = 0 (d - k) and s Phi_c(q_{n+1}) = 0 (k), with
+s = 2/dt |(P^c)^T M P^o|_2 / |B|_2 at q_n ("balanced": the two blocks of the iteration matrix alike, its
+condition ~12 for every dt on Table V's linkage) or s = 1 ("none", the paper's pattern 19/10/58).
 
 Newton with complex-step Jacobians for the reduced scheme (exact; all maps are complex-safe) and the
 analytic Jacobian for the constrained one. Convergence when the scaled residual is below
 ``NewtonTolerance.residual`` (relative to the momentum scale max(|2 M v_n|, dt |grad V|) for dynamic
 rows -- times the largest column sum of |P(q_n)| for the reduced rows P^T R_q, whose round-off
 floor grows with the lever arms of the tree -- absolute for constraint rows in their own units); then one more correction with the last
-Jacobian takes the solution to the round-off floor (without it the reduced scheme, whose rows carry
+Jacobian takes the solution to the round-off floor (or, for the reduced scheme, a step that moved q_{n+1} by
+less than 8 eps |q| with the residual within 1e4 tolerances is accepted as that floor) (without it the reduced scheme, whose rows carry
 the large rotation increments, drifted in energy by ~1e-13 relative per step on the top).
 Unknowns are increments (dq, mu), so the residual 2/dt M dq - 2 M v_n + dt grad V has no
 cancellation against large coordinates.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
 from ..linalg.rank import pivoted_qr
-from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, predictor, reparametrize,
-                                   twist_matrix)
+from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, pair_frames, predictor,
+                                   reparametrize, twist_matrix)
 from .discrete_forces import DiscreteForces
 
 #: complex step for the Jacobians (any tiny value: no subtraction error)
@@ -65,11 +71,35 @@ class NewtonTolerance:
 
 
 class EnergyMomentumStepper:
-    """One model, one scheme ("constrained" | "reduced"), fixed dt: ``step(q, v) -> (q, v)``;
-    ``iterations`` and ``condition`` describe the last step."""
+    """One model, one scheme, fixed dt: ``step(q, v, t) -> (q, v)``; ``iterations`` and ``condition``
+    (2-norm condition number of the last iteration matrix) describe the last step.
+
+    Parameters
+    ----------
+    model : Model
+        A spatial director model (constant mass matrix).
+    scheme : {"reduced", "constrained"}
+        Discrete null space method or eq. (10) with multipliers.
+    dt : float
+        Fixed step.
+    tol : NewtonTolerance
+        Newton's relative residual tolerance and iteration limit.
+    condition : bool
+        Compute the condition number of each iteration matrix (one SVD per Newton iteration).
+    unknowns : {"joint", "paper"}
+        Reduced scheme: the planar pairs' unknowns at the joint point in the pair frame, or the paper's
+        relative coordinates (eqs 143, 149, 154). Same solution; different Newton conditioning.
+    closure_scaling : {"balanced", "none"}
+        Reduced scheme with closed loops: scaling of the closure rows (same solution).
+
+    Raises
+    ------
+    MultibodyError
+        An unknown scheme, option or a non-positive step; a model without constant mass matrix.
+    """
 
     def __init__(self, model, *, scheme: str = "reduced", dt: float, tol: NewtonTolerance = NewtonTolerance(),
-                 condition: bool = True):
+                 condition: bool = True, unknowns: str = "joint", closure_scaling: str = "balanced"):
         if scheme not in ("constrained", "reduced"):
             raise MultibodyError(f"unknown energy-momentum formulation '{scheme}' (constrained, reduced).")
         if not (np.isfinite(dt) and dt > 0):
@@ -81,13 +111,18 @@ class EnergyMomentumStepper:
         self.forces = DiscreteForces(model, dt, scheme)   # gravity, spatial springs, dampers, loads (issue 23)
         self.gradV, self.t_mid = self.forces.gradV, 0.5 * dt
         self.ws = Workspace(model)
-        self.tree = build_tree(model)
+        if unknowns not in ("paper", "joint"):
+            raise MultibodyError(f"unknown reduced unknowns '{unknowns}' (paper, joint).")
+        if closure_scaling not in ("balanced", "none"):
+            raise MultibodyError(f"unknown closure_scaling '{closure_scaling}' (balanced, none).")
+        self.closure_scaling = closure_scaling
+        self.tree = replace(build_tree(model), unknowns=unknowns)
         A0 = self.ws.constraints(0.0, model.q0, np.zeros(model.n))[1]
         qr = pivoted_qr(A0)
         self.redundant = tuple(model.constraint_labels[i] for i in qr.redundant_rows)
         self.rows = qr.independent_rows                                   # constrained scheme
         self.iterations, self.condition, self.lam = 0, np.nan, np.zeros(len(self.rows))
-        self.mu = None              # the previous step's increments: the Newton guess of the next step
+        self.mu = self.dq = None    # the previous step's mu and q_n - q_{n-1}: the next Newton guess (_guess)
         self._setup_closure(A0)
 
     # ------------------------------------------------------------------ closed loops
@@ -98,7 +133,7 @@ class EnergyMomentumStepper:
         where the chosen unknowns stop being able to carry the motion (e.g. turning points)."""
         self.all_closure_rows = self.tree.closure_rows(self.model)
         self.closure_rows, self.dep, self.free = self.all_closure_rows, np.zeros(0, int), np.arange(self.tree.d)
-        self.closure_scale = 2 * np.max(np.diag(self.M)) / self.dt
+        self.closure_scale = 1.0        # "balanced": set per step by _select
 
     def _select(self, qn):
         """Independent constraint rows (constrained scheme) or closure rows and dependent unknowns
@@ -115,12 +150,20 @@ class EnergyMomentumStepper:
         rows = self.all_closure_rows
         if len(rows) == 0:
             return
-        B = A[rows] @ internal_null_space(self.tree, qn, twist_matrix(self.tree, qn))
+        Po = internal_null_space(self.tree, qn, twist_matrix(self.tree, qn))
+        B = A[rows] @ Po
         qr_rows = pivoted_qr(B)
         self.closure_rows = rows[qr_rows.independent_rows]
-        qr_cols = pivoted_qr(B[qr_rows.independent_rows].T)
+        B = B[qr_rows.independent_rows]
+        qr_cols = pivoted_qr(B.T)
         self.dep = np.sort(qr_cols.perm[:qr_cols.rank])
         self.free = np.setdiff1d(np.arange(self.tree.d), self.dep)
+        if self.closure_scaling == "balanced":   # |d(P^c^T R)/dmu| ~ 2/dt |P^c^T M P^o| against |G_c P^o|
+            Poc = np.zeros((self.tree.d, len(self.free)))
+            Poc[self.free] = np.eye(len(self.free))
+            Poc[self.dep] = -np.linalg.solve(B[:, self.dep], B[:, self.free])
+            dyn = 2 / self.dt * np.linalg.norm((Po @ Poc).T @ self.M @ Po, 2)
+            self.closure_scale = dyn / max(np.linalg.norm(B, 2), np.finfo(float).tiny)
 
     def _closure_values(self, q):
         """Phi_c (..., k) and G_c (..., k, n) at q (..., n), real or complex (closure rows only)."""
@@ -165,6 +208,8 @@ class EnergyMomentumStepper:
     def step(self, qn, vn, t=0.0):
         """(q_{n+1}, v_{n+1}) from (q_n, v_n) at t_n = t (the time enters user loads and drivers)."""
         self.t_mid = t + 0.5 * self.dt
+        if self.tree.unknowns == "joint":
+            self.tree = replace(self.tree, frames=pair_frames(self.tree, qn))
         self._select(qn)
         dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
         return qn + dq, 2 / self.dt * dq - vn
@@ -181,7 +226,7 @@ class EnergyMomentumStepper:
 
     def _reduced_step(self, qn, vn):
         d, h = self.tree.d, COMPLEX_STEP
-        mu = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self.mu.copy()
+        mu = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self._guess(qn, vn)
         split = d - len(self.closure_rows)
         # a reduced row k is P[:, k] . r: its round-off floor grows with the column sum of |P| (lever
         # arms of the tree), so the dynamic rows are measured against scale * max_k |P[:, k]|_1
@@ -189,23 +234,47 @@ class EnergyMomentumStepper:
         scale = self._scale(vn, qn) * max(1.0, lever)
         closure = np.ones(d)
         closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
+        last = None
         for it in range(self.tol.max_iterations + 1):
             r, dq = self._reduced_residual(qn, vn, mu)
-            if self._converged(r / closure, split, scale, qn):
+            if self._converged(r / closure, split, scale, qn) or self._stalled(r / closure, dq, last, scale, qn):
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     mu = mu - np.linalg.solve(J, r.real)
                     dq = self._reduced_residual(qn, vn, mu)[1]
-                self.iterations, self.mu = it, mu
+                self.iterations, self.mu, self.dq = it, mu, dq
                 return dq
             if it == self.tol.max_iterations:
                 break
             J = self._reduced_residual(qn, vn, mu + 1j * h * np.eye(d))[0].imag.T / h   # complex step
             if self.want_cond:
                 self.condition = float(np.linalg.cond(J))
-            mu = mu - np.linalg.solve(J, r.real)
+            mu, last = mu - np.linalg.solve(J, r.real), dq
         raise SimulationError(f"model '{self.model.name}': Newton of the reduced energy-momentum step did not "
                               f"converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}); "
                               "take a smaller step.")
+
+    def _stalled(self, r, dq, last, scale, qn):
+        """Converged to the round-off floor: the last correction moved q_{n+1} by less than 8 eps |q| (below
+        the rounding of q_{n+1} = q_n + dq itself) and the dynamic residual is within 1e4 times its tolerance.
+        The reduced rows' floor grows with the lever arm times the rounding of dq (a far planar child), so
+        past ~1e5 m the residual test alone could fail although Newton had converged."""
+        if last is None:
+            return False
+        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
+        return (np.max(np.abs(dq - last)) <= 8 * np.finfo(float).eps * size
+                and np.max(np.abs(r.real)) <= 1e4 * self.tol.residual * scale)
+
+    def _guess(self, qn, vn, iterations=1):
+        """Newton guess: mu with F_{q_n}(mu) - q_n closest to the extrapolated increment
+        2 dt v_n - (q_n - q_{n-1}) = dt (2 v_n - v_{n-1/2}) ~ dt v_{n+1/2} (Gauss-Newton from the last mu,
+        complex-step Jacobian of F). The last mu itself is a poor guess when a child is far from its
+        parent: the unknowns are relative, and the parent's rotation moves the child by ~|theta|^2 |arm|."""
+        d, mu = self.tree.d, self.mu.copy()
+        target = 2 * self.dt * vn - self.dq
+        for _ in range(iterations):
+            F = reparametrize(self.tree, qn, mu + 1j * COMPLEX_STEP * np.eye(d)).imag.T / COMPLEX_STEP
+            mu = mu - np.linalg.lstsq(F, reparametrize(self.tree, qn, mu) - target, rcond=None)[0]
+        return mu
 
     def _constrained_step(self, qn, vn):
         n, rows, dt = self.model.n, self.rows, self.dt

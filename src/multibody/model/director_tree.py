@@ -16,6 +16,9 @@ at a configuration on the manifold they equal the continuous ones):
     P:  v_c = v_p + w_p x (phi_c - phi_p) + u' (m1 x m2),   w_c = w_p                       (133)
     E:  v_c = v_p + w_p x (phi_c - phi_p) + u1' (m2 x n) + u2' (n x m1) + th' rho_c x n,
         w_c = w_p + th' n                                                                  (149)
+    E with ``Tree.unknowns == "joint"`` (issue 18; same range, so the same discrete solution):
+        v_c = v_p + w_p x (rho_p - rho_c) + n ((w_p x g) . n) / (n . n) + u1' (m2 x n) + u2' (n x m1)
+              + th' rho_c x n,  g = p_c - p_p, and a root parent turns along its pair frame (pair_frames)
 
 and q' = P_int(qa) t with P_int of eq. (29). All functions are complex-safe (complex-step Newton
 Jacobians). The recursion is sequential along the tree by nature (one step per tree joint); each
@@ -50,13 +53,18 @@ class TreeJoint:
 
 @dataclass(frozen=True)
 class Tree:
-    """bodies; roots (free root bodies) with their mu start; joints in tree order; closures; d."""
+    """bodies; roots (free root bodies) with their mu start; joints in tree order; closures; d;
+    ``unknowns``: "paper" (the relative coordinates of eqs 143, 149, 154) or "joint" (the planar pairs'
+    in-plane unknowns move the child's joint point in the parent's plane without being carried by the
+    parent's rotation; see :func:`twist_matrix`)."""
 
     bodies: SpatialBodies
     roots: tuple[tuple[int, int], ...]
     joints: tuple[TreeJoint, ...]
     closures: tuple[TreeJoint, ...]
     d: int
+    unknowns: str = "paper"
+    frames: dict = None     # root body -> (Q (3, 3), planar joint): rotation unknowns along Q's columns (pair_frames)
 
     def closure_rows(self, model) -> np.ndarray:
         """Row indices (in the model's constraint order) of the closure joints' constraints."""
@@ -139,6 +147,8 @@ def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
     T = np.zeros(batch + (nb + 1, 6, tree.d), dtype=qa.dtype)     # entry nb: the ground (zero twist)
     for b, s in tree.roots:
         T[..., b, :, s:s + 6] = np.eye(6)
+        if tree.frames and b in tree.frames:
+            T[..., b, 3:, s + 3:s + 6] = tree.frames[b][0]
     for j in tree.joints:                # sequential along the tree: a child needs its parent's twist
         p, c, s = j.parent, j.child, j.start
         rp, rc, n = D[..., p, :, :] @ j.X1, D[..., c, :, :] @ j.X2, D[..., p, :, :] @ j.n
@@ -148,9 +158,14 @@ def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
             T[..., c, :3, s:s + 3] += skew(rc)
             T[..., c, 3:, s:s + 3] = np.eye(3)
             continue
-        arm = rp - rc if j.kind == "R" else phi[..., c, :] - phi[..., p, :]
+        joint = j.kind == "R" or (j.kind == "E" and tree.unknowns == "joint")
+        arm = rp - rc if joint else phi[..., c, :] - phi[..., p, :]
         T[..., c, :3, :] = vp - skew(arm) @ wp
         T[..., c, 3:, :] = wp
+        if j.kind == "E" and joint:     # the normal velocity of the tilt, n ((w_p x g) . n) / (n . n)
+            g = phi[..., c, :] + rc - phi[..., p, :] - rp
+            k = cross(g, n) / np.einsum("...i,...i->...", n, n)[..., None]
+            T[..., c, :3, :] += n[..., :, None] * (k[..., None, :] @ wp)
         m1, m2 = D[..., p, :, :] @ j.m1, D[..., p, :, :] @ j.m2
         zero = 0 * n
         cols = {"R": [(cross(rc, n), n)], "C": [(cross(m1, m2), zero), (cross(rc, n), n)],
@@ -198,16 +213,16 @@ def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """The increment q_{n+1} - q_n = F_{q_n}(mu) - q_n (..., n) for mu (..., d) (eqs 44, 95, 118, 126,
     136, 154, 188-189), without cancellation: with X = R - I carried per body, roots move by
     (u, exp(theta)), each child rotates by its parent's increment times exp(theta n_n^) (product of
-    exponentials) and its centre of mass follows from the joint:
+    exponentials) and its centre of mass follows from the joint (:func:`_child_translation`):
     dphi_c = dphi_p + X_p (rho_p + gap) - X_c rho_c + (relative translation along n' or m1', m2'),
-    with gap = p_c - p_p at t_n."""
+    with gap = p_c - p_p at t_n, less the gap's round-off in the constrained directions."""
     phi, D = _geometry(tree, qn)
     nb, batch = len(tree.bodies.names), mu.shape[:-1]
     dtype = np.result_type(qn, mu)
     X = np.zeros(batch + (nb + 1, 3, 3), dtype=dtype)          # R - I; the ground entry stays 0
     dphi = np.zeros(batch + (nb + 1, 3), dtype=dtype)
     for b, s in tree.roots:
-        X[..., b, :, :] = _expm_minus_identity(mu[..., s + 3:s + 6])
+        X[..., b, :, :] = _root_rotation(tree, b, mu[..., s + 3:s + 6])
         dphi[..., b, :] = mu[..., s:s + 3]
     for j in tree.joints:                # sequential along the tree (product of exponentials, eq. 188)
         p, c, s = j.parent, j.child, j.start
@@ -220,20 +235,88 @@ def reparametrize(tree: Tree, qn: np.ndarray, mu: np.ndarray) -> np.ndarray:
         else:
             E = _axis_minus_identity(mu[..., s + PAIR_DOF[j.kind] - 1], nn)
             X[..., c, :, :] = Xp @ E + Xp + E                    # R_p (E + I) - I
-        rp, rc = D[p] @ j.X1, D[c] @ j.X2
-        gap = (phi[c] + rc) - (phi[p] + rp)
-        Rp = Xp + np.eye(3)
-        d = dphi[..., p, :] + Xp @ (rp + gap) - X[..., c, :, :] @ rc
-        if j.kind in ("C", "P"):
-            d = d + mu[..., s, None] * (Rp @ nn)
-        elif j.kind == "E":
-            d = d + mu[..., s, None] * (Rp @ (D[p] @ j.m1)) + mu[..., s + 1, None] * (Rp @ (D[p] @ j.m2))
-        dphi[..., c, :] = d
+        dphi[..., c, :] = _child_translation(tree, j, phi, D, X, dphi[..., p, :], mu)
     dq = np.zeros(batch + qn.shape, dtype=dtype)
     dD = X[..., :nb, :, :] @ D[:nb]
     x = np.concatenate([dphi[..., :nb, :], np.swapaxes(dD, -1, -2).reshape(batch + (nb, 9))], axis=-1)
     dq[..., tree.bodies.body_cols.ravel()] = x.reshape(batch + (12 * nb,))
     return dq
+
+
+def pair_frames(tree: Tree, qn: np.ndarray) -> dict:
+    """Rotation frames of the root bodies with a planar child (``unknowns == "joint"``): Q = [t, g, n] at q_n
+    with n the plane's normal, g the unit in-plane direction from the parent's to the child's joint point
+    (m1 when they coincide) and t = n x g. With R = exp(th_t t^) exp(th_g g^) exp(th_n n^)
+    (:func:`_root_rotation`), n' . gap = |gap| cos(th_g) sin(th_t): the far child's normal displacement is
+    nearly linear in the tilt th_t, whereas exp(theta^) has the cross term (theta.n)(theta.gap)/2 that
+    made Newton diverge once |gap| ~ 1e4 m (planar pair, t = 50 s at dt = 0.01)."""
+    if tree.unknowns != "joint":
+        return {}
+    phi, D = _geometry(tree, qn)
+    roots, frames = {b for b, _ in tree.roots}, {}
+    for j in tree.joints:
+        if j.kind != "E" or j.parent not in roots or j.parent in frames:
+            continue
+        n, m1 = D[j.parent] @ j.n, D[j.parent] @ j.m1
+        gap = phi[j.child] + D[j.child] @ j.X2 - phi[j.parent] - D[j.parent] @ j.X1
+        gap = gap - (gap @ n) * n
+        size = np.linalg.norm(gap)
+        g = gap / size if size > 1e-9 * max(1.0, np.max(np.abs(qn))) else m1
+        frames[j.parent] = (np.column_stack([cross(n, g), g, n]), j.name)
+    return frames
+
+
+def _root_rotation(tree: Tree, b: int, theta):
+    """R - I of a root body: exp(theta^) (eq. 44), or along its pair frame Q = [t, g, n] (pair_frames) the
+    product exp(th_t t^) exp(th_g g^) exp(th_n n^) = (I + A)(I + B)(I + C), expanded without cancellation."""
+    if not tree.frames or b not in tree.frames:
+        return _expm_minus_identity(theta)
+    Q = tree.frames[b][0]
+    A, B, C = (_axis_minus_identity(theta[..., k], Q[:, k]) for k in range(3))
+    return A + B + C + A @ B + A @ C + B @ C + A @ B @ C
+
+
+def _normal_gap(tree: Tree, j: TreeJoint, mu, nn, gap, Xp):
+    """n' . gap with n' = R_p n. In the parent's pair frame (pair_frames) it is evaluated in closed form,
+    n' = cos(th_g) (cos(th_t) n + sin(th_t) g) - sin(th_g) t, free of the cancellation of
+    (R_p - I) n . gap, whose terms are ~|theta| |gap| (1e-12 m of rounding at |gap| = 4e4 m: the Newton
+    residual's floor times the lever exceeded its tolerance)."""
+    frame = tree.frames.get(j.parent) if tree.frames else None
+    if frame is None or frame[1] != j.name:
+        return gap @ nn + np.einsum("...i,i->...", Xp @ nn, gap)
+    Q = frame[0]
+    start = next(s for b, s in tree.roots if b == j.parent)
+    th_t, th_g = mu[..., start + 3], mu[..., start + 4]
+    gt, gg, gn = gap @ Q[:, 0], gap @ Q[:, 1], gap @ Q[:, 2]
+    return np.cos(th_g) * (np.cos(th_t) * gn + np.sin(th_t) * gg) - np.sin(th_g) * gt
+
+
+def _child_translation(tree: Tree, j: TreeJoint, phi, D, X, dphi_p, mu):
+    """dphi_c of a tree joint's child (reparametrize). The joint points p = phi + rho satisfy
+    p_c' - p_p' = R_p (gap - Pi gap) + (relative translation), gap = p_c - p_p at t_n and Pi the
+    projector on the constrained directions (S, R: I; C, P: m1, m2; E: n), so Phi_ext(q_{n+1}) = 0 to
+    round-off whatever Phi(q_n) (F maps onto Q, Sect. 4.4) and the pair's rows cannot creep.
+    With ``tree.unknowns == "joint"`` the E pair's child joint point moves by the parent's joint-point
+    displacement plus s1 m1' + s2 m2' (m' = R_p m at t_n) and the normal correction that keeps it in the
+    tilted plane, -(n' . gap) n': the in-plane gap is not swung about p_p by the parent's rotation."""
+    p, c, s = j.parent, j.child, j.start
+    Xp, Xc = X[..., p, :, :], X[..., c, :, :]
+    nn, m1, m2 = D[p] @ j.n, D[p] @ j.m1, D[p] @ j.m2
+    rp, rc = D[p] @ j.X1, D[c] @ j.X2
+    gap = (phi[c] + rc) - (phi[p] + rp)
+    Rp = Xp + np.eye(3)
+    d = dphi_p + Xp @ rp - Xc @ rc
+    if j.kind == "E" and tree.unknowns == "joint":
+        normal = _normal_gap(tree, j, mu, nn, gap, Xp)                       # n' . gap
+        return (d + mu[..., s, None] * (Rp @ m1) + mu[..., s + 1, None] * (Rp @ m2)
+                - normal[..., None] * (Rp @ nn))
+    fixed = {"C": [m1, m2], "P": [m1, m2], "E": [nn]}.get(j.kind)           # Pi gap along these
+    pi_gap = sum((gap @ a) * a for a in fixed) if fixed else gap
+    d = d + Xp @ (gap - pi_gap) - pi_gap                                   # R_p (gap - Pi gap) - gap
+    free = {"C": [nn], "P": [nn], "E": [m1, m2]}.get(j.kind, [])
+    for k, a in enumerate(free):
+        d = d + mu[..., s + k, None] * (Rp @ a)
+    return d
 
 
 def predictor(tree: Tree, qn: np.ndarray, dq: np.ndarray) -> np.ndarray:
