@@ -115,8 +115,12 @@ class FastFlowRhs(_FastNullSpace):
 def fast_nullspace_rhs(formulation, continuation: bool):
     """The compiled right-hand side (continuation chart or integrated basis T) of a NullSpace formulation whose
     workspace is compiled (:func:`.packed.compiled_workspace`) and whose model has constraints and freedom
-    (``formulation.f`` > 0, known after ``initial_state``); else None."""
+    (``formulation.f`` > 0, known after ``initial_state``); else None. The ``recompute`` baseline (paper 000's
+    classical method, for comparison) stays on the reference path: its fresh basis at a singular configuration
+    is decided by round-off, and the compiled sums took the double four-bar off its branch at t = 8.48 s
+    (rtol 1e-9) where the reference passes (tests/test_nullspace.py)."""
     from .packed import CompiledWorkspace
-    if not isinstance(formulation.ws, CompiledWorkspace) or not formulation.ws.m or not formulation.f:
+    if (not isinstance(formulation.ws, CompiledWorkspace) or not formulation.ws.m or not formulation.f
+            or formulation.basis == "recompute"):
         return None
     return FastContinuationRhs(formulation) if continuation else FastFlowRhs(formulation)
