@@ -96,8 +96,8 @@ class FastContinuationRhs(_FastNullSpace):
 
 
 class FastFlowRhs(_FastNullSpace):
-    """``dynamics(t, y) -> (y' (n + f + n f,), x'' (n,), path, z (f,)) or None`` of ``--basis flow`` (and the
-    integrated basis of ``recompute``; nullspace_kernels.flow_rhs)."""
+    """``dynamics(t, y) -> (y' (n + f + n f,), x'' (n,), path, z (f,)) or None`` of ``--basis flow``
+    (nullspace_kernels.flow_rhs)."""
 
     def __init__(self, formulation):
         from .nullspace_kernels import flow_rhs
