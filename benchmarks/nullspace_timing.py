@@ -7,13 +7,14 @@ whole run's, per step work included) and the CPU ratio to lagrange, for lagrange
 exact 1-DOF solution where one exists (models/modified_four_bars.crank_angle_exact_cells).
 
     python benchmarks/nullspace_timing.py [--models double-four-bar] [--rtols 1e-6,1e-10] [--repeat 3]
-        [--bases continuation,flow,recompute] [--csv benchmarks/results/nullspace.csv]
+        [--bases continuation,flow,recompute] [--csv benchmarks/results/nullspace.csv] [--rhs-only]
 """
 from __future__ import annotations
 
 import argparse
 import os
 import time
+import timeit
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -54,8 +55,25 @@ def run(name, rtol, repeat, bases=BASES[:2]) -> list[dict]:
                      "cpu_per_rhs_ms": 1e3 * cpu / s["rhs_evaluations"], "cpu_vs_lagrange": cpu / base,
                      "backend": s["backend"], "theta1_error": err.split()[-1] if err else ""})
         print(f"{name:26s} rtol {rtol:.0e} {label:24s} wall {best:6.2f} s cpu {cpu:6.2f} s  steps {s['steps']:5d}  "
-              f"rhs {s['rhs_evaluations']:6d}  {1e3 * cpu / s['rhs_evaluations']:.3f} ms cpu/rhs  {cpu / base:4.2f}x lagrange"
+              f"rhs {s['rhs_evaluations']:6d}  {1e3 * cpu / s['rhs_evaluations']:.3f} ms cpu/rhs  "
+              f"{cpu / base:4.2f}x lagrange"
               f"{err}")
+    return rows
+
+
+def rhs_cost(name, bases=BASES[:2], number=3000) -> list[dict]:
+    """Median time of one rhs call (of 5 repeats of ``number`` calls) at the initial state, lagrange and nullspace
+    with each basis (compiled paths where the model allows)."""
+    from multibody.formulations.registry import make_formulation
+    model, rows, base = MODELS[name].factory(), [], None
+    for form, fo in [("lagrange", {})] + [("nullspace", {"basis": b}) for b in bases]:
+        f = make_formulation(form, model, **fo)
+        y = f.initial_state(0.0, model.q0, model.v0)
+        us = 1e6 * float(np.median(timeit.repeat(lambda: f.rhs(0.0, y), number=number, repeat=5))) / number
+        base = base or us
+        label = form + (f"/{fo['basis']}" if fo else "")
+        print(f"{name:26s} one rhs call {label:24s} {us:7.1f} us  {us / base:4.2f}x lagrange")
+        rows.append({"model": name, "formulation": label, "rhs_call_us": us, "vs_lagrange": us / base})
     return rows
 
 
@@ -66,7 +84,13 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bases", default="continuation,flow", help=f"nullspace bases, of {', '.join(BASES)}")
     ap.add_argument("--csv", default=os.path.join(os.path.dirname(__file__), "results", "nullspace.csv"))
+    ap.add_argument("--rhs-only", action="store_true",
+                    help="only the cost of one rhs call (to results/nullspace_rhs.csv)")
     a = ap.parse_args()
+    if a.rhs_only:
+        rows = [r for name in a.models.split(",") for r in rhs_cost(name, a.bases.split(","))]
+        write_rows(os.path.join(os.path.dirname(a.csv), "nullspace_rhs.csv"), rows)
+        return
     rows = []
     for name in a.models.split(","):
         for rtol in map(float, a.rtols.split(",")):

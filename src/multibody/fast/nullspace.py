@@ -37,10 +37,10 @@ class _FastNullSpace:
 
     def multipliers(self, A, b, rtol):
         """lam (m,) = (A^T)^+ b with singular values <= rtol s_max dropped (linalg.rank.min_norm_solve; the same
-        truncated pseudo-inverse by SVD, project_kernels.pinned_step)."""
-        from .project_kernels import pinned_step
+        truncated pseudo-inverse, project_kernels.min_norm_multipliers)."""
+        from .project_kernels import min_norm_multipliers
         lam = np.empty(A.shape[0])
-        pinned_step(np.ascontiguousarray(A.T), np.ascontiguousarray(b), rtol, lam)
+        min_norm_multipliers(np.ascontiguousarray(A), np.ascontiguousarray(b), rtol, lam)
         return lam
 
     def position_error(self, x, err, m, weight):
@@ -68,8 +68,9 @@ class FastContinuationRhs(_FastNullSpace):
         self.kernel, self._chart, self._basis = continuation_rhs, None, None
 
     def dynamics(self, t, y, chart):
-        if chart is not self._chart:          # contiguous copies once per chart (once per step)
+        if self._chart is None or chart.Q1 is not self._chart.Q1 or chart.T is not self._chart.T:
             self._chart, self._basis = chart, (np.ascontiguousarray(chart.Q1), np.ascontiguousarray(chart.T))
+            # contiguous copies once per basis (once per step; a chart differs from the step's only by Omega)
         p = self.pack
         p.drive(t, self.shift, self.dshift, self.ddf)
         out = self.kernel(y, self.ddf, self.dshift, p.prim, p.pval, p.mcols, p.mloc, p.mvec, p.M, p.diag, p.f,
@@ -80,7 +81,8 @@ class FastContinuationRhs(_FastNullSpace):
     def continue_basis(self, old, h, Q1_new):
         """T_{k+1} of eq. 22 and App. A from the chart ``old`` (basis_kernels.continue_basis)."""
         from .basis_kernels import continue_basis
-        Q1, T = (self._basis if old is self._chart else (np.ascontiguousarray(old.Q1), np.ascontiguousarray(old.T)))
+        same = self._chart is not None and old.Q1 is self._chart.Q1 and old.T is self._chart.T
+        Q1, T = self._basis if same else (np.ascontiguousarray(old.Q1), np.ascontiguousarray(old.T))
         return continue_basis(Q1, T, np.ascontiguousarray(old.Omega), h, np.ascontiguousarray(Q1_new))
 
 
@@ -94,8 +96,8 @@ class FastContinuationRhs(_FastNullSpace):
 
 
 class FastFlowRhs(_FastNullSpace):
-    """``dynamics(t, y) -> (y' (n + f + n f,), x'' (n,), path, z (f,)) or None`` of ``--basis flow`` (and the
-    integrated basis of ``recompute``; nullspace_kernels.flow_rhs)."""
+    """``dynamics(t, y) -> (y' (n + f + n f,), x'' (n,), path, z (f,)) or None`` of ``--basis flow``
+    (nullspace_kernels.flow_rhs)."""
 
     def __init__(self, formulation):
         from .nullspace_kernels import flow_rhs

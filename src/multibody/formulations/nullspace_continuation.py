@@ -58,7 +58,7 @@ class ContinuationNullSpace(NullSpace):
         self.basis = "continuation"
         self.error_filter = self._position_error
         self._charts: list[Chart] = []     # the charts of the last three steps (the newest last)
-        self._memo = None                  # (t, chart, y, x') of the last _xdot
+        self._memo = None                  # (t, Q1, T, y, x', compiled dynamics or None) of the last _xdot
 
     # ------------------------------------------------------------------ state layout
     def initial_state(self, t, q, v):
@@ -98,15 +98,17 @@ class ContinuationNullSpace(NullSpace):
         return y[:n], self._xdot(t, y, self._chart_at(t))
 
     def _xdot(self, t, y, chart):
-        """x' (n,) of y = [x, w] in ``chart`` (eq. 11b; compiled where the model allows). The last one is kept:
-        the step watch, the crossing monitor and the recorder ask for the same state in turn."""
+        """x' (n,) of y = [x, w] in ``chart`` (eq. 11b; compiled where the model allows). The last evaluation is
+        kept (the step watch, the crossing monitor and the recorder ask for the same state in turn); it depends on
+        the chart's Q1 and T only (not on Omega)."""
         memo = self._memo
-        if memo is not None and memo[0] == t and memo[1] is chart and np.array_equal(memo[2], y):
-            return memo[3].copy()
+        if memo is not None and memo[0] == t and memo[1] is chart.Q1 and memo[2] is chart.T \
+                and np.array_equal(memo[3], y):
+            return memo[4].copy()
         n = self.model.n
         out = self.fast_rhs.dynamics(t, y, chart) if self.fast_rhs is not None else None
         xdot = out[0][:n] if out is not None else self._kinematics(t, y[:n], y[n:], chart)[0]
-        self._memo = (t, chart, y.copy(), xdot.copy())
+        self._memo = (t, chart.Q1, chart.T, y.copy(), xdot.copy(), out)
         return xdot
 
     def _kinematics(self, t, x, w, chart):
@@ -159,13 +161,17 @@ class ContinuationNullSpace(NullSpace):
     def _fast_accelerations(self, t, q, v, chart):
         """:meth:`accelerations` by the compiled kernel (the same formulas: w the least-squares solution of
         X w = v - x'(w = 0), then x'' and w' at (q, w)), or None."""
-        n = self.model.n
-        zero = self.fast_rhs.dynamics(t, np.concatenate([q, np.zeros(self.f)]), chart)
-        if zero is None:
-            return None
-        X = zero[3]         # full column rank (T^T X = I): the least-squares w from the normal equations
-        w = np.linalg.solve(X.T @ X, X.T @ (v - zero[0][:n]))
-        out = self.fast_rhs.dynamics(t, np.concatenate([q, w]), chart)
+        n, memo = self.model.n, self._memo
+        if memo is not None and memo[5] is not None and memo[0] == t and memo[1] is chart.Q1 and memo[2] is chart.T \
+                and np.array_equal(memo[3][:n], q) and np.array_equal(memo[4], v):
+            out = memo[5]       # v is x' of the state split last: its w and dynamics are known
+        else:
+            zero = self.fast_rhs.dynamics(t, np.concatenate([q, np.zeros(self.f)]), chart)
+            if zero is None:
+                return None
+            X = zero[3]         # full column rank (T^T X = I): the least-squares w from the normal equations
+            w = np.linalg.solve(X.T @ X, X.T @ (v - zero[0][:n]))
+            out = self.fast_rhs.dynamics(t, np.concatenate([q, w]), chart)
         if out is None:
             return None
         A = self.ws.constraints(t, q, v)[1]
