@@ -1,75 +1,221 @@
-"""Parallelogram chains through their singular configurations (issue 12): model x formulation x integrator x
-rtol x atol, printing the crank spread (0 on the parallel branch), the crank-tip error against the exact
-reduction theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the
-modified double and triple four-bars and the N-four-bar share it with their number of cells), the singular
-crossings reported, the smallest step, the largest after-step move (error scales) and the wall time; a run that
-stops with SimulationError prints its message. Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
-OPENBLAS_CORETYPE=Prescott:
+"""Parallelogram chains through their singular configurations (issue 12): the whole matrix model x formulation x
+integrator x rtol x atol.
+
+Per run it prints and writes (``--csv``, one row after each run): the exit status (``ok``, ``STOPPED`` with the
+run's own SimulationError message, ``TIMEOUT`` after ``--timeout`` s, ``n/a`` where the integrator does not
+integrate that formulation), the crank spread (modulo 2 pi; 0 on the parallel branch; for the 2x2 four-bar the largest
+spread within the lower and within the upper cranks), the crank-tip error against the exact reduction
+theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the modified double
+and triple four-bars and the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed
+form: "-"), the singular crossings reported against the number expected (sign changes of sin theta of the exact
+solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5), accepted steps, the smallest step, the largest
+after-step move (error scales), the relative energy drift, the wall time and the run's CPU time (the
+machine may be shared). Each run is a forked process (a
+hung or very long run is cut at ``--timeout``). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
+OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
 
     PYTHONPATH=src OPENBLAS_NUM_THREADS=1 python benchmarks/singular_matrix.py [--models double-four-bar,n-four-bar-10]
-        [--formulations lagrange,projection] [--integrators dopri5,dop853,generalized-alpha] [--rtols 1e-4,1e-8]
+        [--formulations lagrange,nullspace-flow] [--integrators dopri5,dop853,generalized-alpha] [--rtols 1e-4,1e-8]
+        [--atols same,hundredth] [--timeout 600] [--csv benchmarks/results/singular_matrix.csv]
+    python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv     # the Markdown summary
+
+Formulation names are those of ``--formulation``; ``nullspace-flow`` is nullspace with ``--basis flow``
+(``nullspace`` alone: the default continued basis). generalized-alpha takes fixed steps (``--ga-steps``), not rtol.
 """
 from __future__ import annotations
 
 import argparse
+import csv
+import multiprocessing as mp
+import os
 import time
 
 import numpy as np
 
 from multibody import RunOptions, simulate
-from multibody.errors import SimulationError
+from multibody.errors import MultibodyError, SimulationError
 from multibody.models.four_bars import double_four_bar, n_four_bar
 from multibody.models.modified_four_bars import (crank_angle_exact_cells, double_four_bar_modified,
-                                                 triple_four_bar_modified)
+                                                 four_bar_2x2_modified, triple_four_bar_modified)
 
-#: name -> (factory, cells, t_end)
+#: name -> (factory, cells (None: no closed form), t_end)
 MODELS = {"double-four-bar": (double_four_bar, 2, 10.0),
           "double-four-bar-modified": (double_four_bar_modified, 2, 10.0),
           "triple-four-bar-modified": (triple_four_bar_modified, 3, 10.0),
+          "four-bar-2x2-modified": (four_bar_2x2_modified, None, 2.0),
           "n-four-bar-10": (lambda: n_four_bar(cells=10), 10, 20.0),
           "n-four-bar-40": (lambda: n_four_bar(cells=40), 40, 20.0)}
-#: generalized-alpha's fixed step (its accuracy is O(h^2), not set by rtol)
-GA_STEP = 1e-3
+ALL_FORMULATIONS = "lagrange,nullspace,nullspace-flow,partitioning,projection,minimal"
+#: crossings of the 2x2 four-bar in 2 s (paper 000 Sect. 3.5; tests/test_crossings.py)
+CROSSINGS_2X2 = 7
+#: crank spread (rad) above which a finished run is marked as off its branch in --table (the runs on the branch
+#: keep it below 1e-9: the cranks are parallel to the projection tolerance)
+OFF_BRANCH = 1e-6
+FIELDS = ["model", "formulation", "integrator", "rtol", "atol", "step", "status", "crank_spread_rad", "tip_error_m",
+          "crossings", "crossings_expected", "steps", "min_step_s", "max_jump_scales", "energy_drift_rel",
+          "wall_s", "blas_kernel", "message", "cpu_s"]
 
 
-def one(name, formulation, integrator, rtol, atol) -> str:
-    factory, cells, t_end = MODELS[name]
-    model = factory()
-    opts = RunOptions(integrator=integrator, rtol=rtol, atol=atol,
-                      step=GA_STEP if integrator == "generalized-alpha" else None)
-    try:
-        r = simulate(model, t_end=t_end, formulation=formulation, options=opts)
-    except SimulationError as exc:
-        return "STOPPED " + str(exc)[:160]
-    cranks = [c for c in r.series["q"].labels if c.endswith(".theta") and c[3:-6].isdigit()
-              and int(c[3:-6]) % 2 == 1]
-    th = np.stack([r.column("q", c) for c in cranks], axis=1)
-    exact = crank_angle_exact_cells(r.t, cells=cells)
-    tip = np.hypot(np.cos(th[:, 0]) - np.cos(exact), np.sin(th[:, 0]) - np.sin(exact)).max()
+def expected_crossings(cells, t_end) -> int:
+    """Sign changes of sin theta of the exact solution (the cranks horizontal: every bar collinear)."""
+    if cells is None:
+        return CROSSINGS_2X2
+    s = np.sin(crank_angle_exact_cells(np.linspace(0.0, t_end, 20001), cells=cells))
+    return int(np.count_nonzero(s[:-1] * s[1:] < 0))
+
+
+def crank_groups(labels) -> list[list[str]]:
+    """Groups of crank angle labels that stay parallel on the branch."""
+    if "bar8.theta" in labels and "bar9.theta" not in labels:       # the 2x2 four-bar: lower and upper cranks
+        return [["bar1.theta", "bar2.theta", "bar3.theta"], ["bar5.theta", "bar6.theta", "bar7.theta"]]
+    return [[c for c in labels if c.endswith(".theta") and c[3:-6].isdigit() and int(c[3:-6]) % 2 == 1]]
+
+
+def measure(r, cells) -> dict:
+    """The row's numbers from a finished run."""
+    groups = crank_groups(r.series["q"].labels)
+    spread = max(float(np.abs(np.angle(np.exp(1j * (th - th[:, :1])))).max()) for th in     # modulo 2 pi
+                 (np.stack([r.column("q", c) for c in g], axis=1) for g in groups))
+    tip = "-"
+    if cells is not None:
+        th, exact = r.column("q", groups[0][0]), crank_angle_exact_cells(r.t, cells=cells)
+        tip = f"{np.hypot(np.cos(th) - np.cos(exact), np.sin(th) - np.sin(exact)).max():.2e}"
     s = r.summary
-    return (f"spread {np.abs(th - th[:, :1]).max():.1e} rad  tip {tip:.1e} m  crossings "
-            f"{len(s.get('singular_crossings', []))}{'' if s.get('singular_crossings_monitored', True) else ' (n/m)'}"
-            f"  min step {s['min_step']:.1e} s  jump {s.get('max_projection_jump', 0.0):.1e}")
+    crossings = len(s.get("singular_crossings", []))
+    return {"status": "ok", "crank_spread_rad": f"{spread:.1e}", "tip_error_m": tip,
+            "crossings": f"{crossings}{'' if s.get('singular_crossings_monitored', True) else ' (not monitored)'}",
+            "steps": s.get("steps", ""), "min_step_s": f"{s['min_step']:.1e}",
+            "max_jump_scales": f"{s.get('max_projection_jump', 0.0):.1e}",
+            "energy_drift_rel": f"{float(s.get('energy_drift_rel', np.nan)):.1e}"}
+
+
+def one(name, formulation, integrator, rtol, atol, step) -> dict:
+    """One run of the matrix (in the forked child)."""
+    factory, cells, t_end = MODELS[name]
+    form, form_opts = formulation, {}
+    if formulation == "nullspace-flow":
+        form, form_opts = "nullspace", {"basis": "flow"}
+    opts = RunOptions(integrator=integrator, step=step) if step else RunOptions(integrator=integrator, rtol=rtol,
+                                                                                  atol=atol)
+    try:
+        r = simulate(factory(), t_end=t_end, formulation=form, options=opts, formulation_options=form_opts)
+    except SimulationError as exc:
+        return {"status": "STOPPED", "message": " ".join(str(exc).split())[:300]}
+    except MultibodyError as exc:
+        return {"status": "n/a", "message": " ".join(str(exc).split())[:300]}
+    return measure(r, cells)
+
+
+def _child(conn, args):
+    try:
+        c0 = time.process_time()
+        row = one(*args)
+        conn.send({**row, "cpu_s": f"{time.process_time() - c0:.1f}"})
+    except Exception as exc:     # noqa: BLE001 (a crash is a row of the matrix, not the end of it)
+        conn.send({"status": "ERROR", "message": f"{type(exc).__name__}: {exc}"[:300]})
+
+
+def isolated(args, timeout: float) -> dict:
+    """one(*args) in a forked process, cut after ``timeout`` seconds."""
+    parent, child = mp.get_context("fork").Pipe(duplex=False)
+    p = mp.get_context("fork").Process(target=_child, args=(child, args))
+    p.start()
+    out = parent.recv() if parent.poll(timeout) else {"status": "TIMEOUT", "message": f"> {timeout:g} s"}
+    if p.is_alive():
+        p.kill()
+    p.join()
+    return out
+
+
+def cases(a):
+    """(model, formulation, integrator, rtol, atol, step) in the order they run."""
+    for name in a.models.split(","):
+        for f in a.formulations.split(","):
+            for i in a.integrators.split(","):
+                if i == "generalized-alpha":
+                    for h in map(float, a.ga_steps.split(",")):
+                        yield name, f, i, 0.0, 0.0, h
+                    continue
+                for rtol in map(float, a.rtols.split(",")):
+                    for kind in a.atols.split(","):
+                        atol = {"same": rtol, "hundredth": rtol / 100}.get(kind) or float(kind)
+                        yield name, f, i, rtol, atol, None
+
+
+def table(path: str) -> str:
+    """A Markdown table of a CSV written by this script: one line per model, formulation and integrator, one
+    column per (rtol, atol) or generalized-alpha step; a cell is the crank-tip error (the crank spread for the
+    2x2 four-bar) and the crossings found / expected (OFF BRANCH first where the cranks are not parallel), or STOPPED
+    at the time named, TIMEOUT; n/a rows are left out."""
+    rows = list(csv.DictReader(open(path)))
+    cols = sorted(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"),
+                  key=lambda c: (bool(c[2]), -float(c[0] or 0), -float(c[1] or 0), -float(c[2] or 0)))
+    head = [f"h {h}" if h else f"{a} / {b}" for a, b, h in cols]
+    lines = ["| model | formulation | integrator | " + " | ".join(head) + " |", "|---" * (3 + len(cols)) + "|"]
+    for key in dict.fromkeys((r["model"], r["formulation"], r["integrator"]) for r in rows):
+        cells = {(r["rtol"], r["atol"], r["step"]): r for r in rows
+                 if (r["model"], r["formulation"], r["integrator"]) == key}
+        if all(r["status"] == "n/a" for r in cells.values()):
+            continue
+        lines.append("| " + " | ".join(key) + " | " + " | ".join(_cell(cells.get(c)) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def _cell(r) -> str:
+    if r is None:
+        return ""
+    if r["status"] == "ok":
+        err = r["tip_error_m"] if r["tip_error_m"] != "-" else f"spread {r['crank_spread_rad']}"
+        spread = r["crank_spread_rad"]
+        off = f"OFF BRANCH (spread {spread} rad) " if float(spread) > OFF_BRANCH else ""
+        return f"{off}{err} ({r['crossings']}/{r['crossings_expected']})"
+    if r["status"] == "STOPPED":
+        at = r["message"].partition(" at t = ")[2].split(":")[0]
+        return f"STOPPED t = {at}" if at else "STOPPED"
+    return r["status"]
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--models", default="double-four-bar")
-    p.add_argument("--formulations", default="lagrange,projection,nullspace")
-    p.add_argument("--integrators", default="dopri5,dop853")
-    p.add_argument("--rtols", default="1e-4,1e-6,1e-8,1e-10,1e-11,1e-12")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--formulations", default=ALL_FORMULATIONS)
+    p.add_argument("--integrators", default="dopri5,dop853,generalized-alpha")
+    p.add_argument("--rtols", default="1e-4,1e-5,1e-6,1e-7,1e-8,1e-9,1e-10,1e-11,1e-12")
+    p.add_argument("--atols", default="same,hundredth",
+                   help="same: atol = rtol; hundredth: atol = rtol / 100; a number: that atol")
+    p.add_argument("--ga-steps", default="1e-3,1e-4")
+    p.add_argument("--timeout", type=float, default=600.0)
+    p.add_argument("--csv", default="")
+    p.add_argument("--table", default="", help="print a CSV written by --csv as a Markdown table and stop")
     a = p.parse_args()
-    for name in a.models.split(","):
-        for f in a.formulations.split(","):
-            for i in a.integrators.split(","):
-                rtols = [1e-6] if i == "generalized-alpha" else list(map(float, a.rtols.split(",")))
-                for rtol in rtols:
-                    for atol in ((rtol,) if i == "generalized-alpha" else (rtol, rtol / 100)):
-                        t0 = time.perf_counter()
-                        out = one(name, f, i, rtol, atol)
-                        label = f"h {GA_STEP:.0e}" if i == "generalized-alpha" else f"rtol {rtol:.0e} atol {atol:.0e}"
-                        print(f"{name:24s} {f:10s} {i:17s} {label}  {out}  ({time.perf_counter() - t0:.1f} s)",
-                              flush=True)
+    if a.table:
+        print(table(a.table))
+        return
+    kernel = os.environ.get("OPENBLAS_CORETYPE", "default")
+    expected = {}
+    out = open(a.csv, "a", newline="") if a.csv else None
+    writer = csv.DictWriter(out, FIELDS) if out else None
+    if out and out.tell() == 0:
+        writer.writeheader()
+    for name, f, i, rtol, atol, step in cases(a):
+        if name not in expected:
+            expected[name] = expected_crossings(*MODELS[name][1:])
+        t0 = time.perf_counter()
+        row = {"model": name, "formulation": f, "integrator": i, "rtol": f"{rtol:.0e}" if step is None else "",
+               "atol": f"{atol:.0e}" if step is None else "", "step": "" if step is None else f"{step:.0e}",
+               "crossings_expected": expected[name], "blas_kernel": kernel, **isolated((name, f, i, rtol, atol, step),
+                                                                                      a.timeout)}
+        row["wall_s"] = f"{time.perf_counter() - t0:.1f}"
+        label = f"h {step:.0e}" if step else f"rtol {rtol:.0e} atol {atol:.0e}"
+        body = (row.get("message", "") if row["status"] != "ok" else
+                f"spread {row['crank_spread_rad']} rad  tip {row['tip_error_m']} m  crossings {row['crossings']}/"
+                f"{row['crossings_expected']}  steps {row['steps']}  min step {row['min_step_s']} s  jump "
+                f"{row['max_jump_scales']}")
+        print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:200]}  ({row['wall_s']} s, "
+              f"CPU {row.get('cpu_s', '-')} s)", flush=True)
+        if writer:
+            writer.writerow(row)
+            out.flush()
 
 
 if __name__ == "__main__":

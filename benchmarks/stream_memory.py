@@ -1,11 +1,19 @@
 """Benchmark (issue 17): peak memory of a long run in memory and streamed to its result file.
 
-The pendulum with rk4 and a fixed step h = 1e-3 s stores every one of N steps (N = 1e4, 1e5, 1e6);
-each case runs in its own process and reports its peak resident set size (resource.getrusage,
-ru_maxrss) and wall time. Streamed: ``simulate(..., stream=ResultStream(path, chunk=4096))``, the file
-staged and renamed as the CLI does (results.outputs.atomic_write).
+Two kinds of long run, each case in its own process (peak resident set size from resource.getrusage,
+ru_maxrss, and wall time; "before run" is the peak after imports, compilation and a short warm-up run):
 
-    python benchmarks/stream_memory.py [--steps 10000 100000 1000000] [--modes memory stream]
+- ``--kind steps`` (default): the pendulum with rk4 and a fixed step h = 1e-3 s stores every one of N
+  steps (N = 1e4, 1e5, 1e6): memory per step and per stored state;
+- ``--kind output-step``: the double four-bar (dopri5, default tolerances) over 10 s stores N states
+  sampled from the dense output (``RunOptions(output_step=10 / N)``): the steps stay the same (~10^3),
+  the stored states grow.
+
+Streamed: ``simulate(..., stream=ResultStream(path, chunk=4096))``, the file staged and renamed as the CLI
+does (results.outputs.atomic_write). Run it niced and single-threaded on a shared machine:
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/stream_memory.py \
+        [--kind steps|output-step] [--steps 10000 100000 1000000] [--modes memory stream]
 """
 from __future__ import annotations
 
@@ -19,52 +27,70 @@ import tempfile
 import time
 
 STEP = 1e-3
+#: the double four-bar's run length for --kind output-step [s]
+T_OUTPUT = 10.0
 
 
-def one(steps: int, mode: str) -> dict:
-    from multibody import RunOptions, simulate
+def _case(kind: str, steps: int):
+    """(model, t_end, options) of one case."""
+    from multibody import RunOptions
     from multibody.models import MODELS
+
+    if kind == "steps":
+        return MODELS["pendulum"].factory(), steps * STEP, RunOptions(integrator="rk4", step=STEP)
+    return MODELS["double-four-bar"].factory(), T_OUTPUT, RunOptions(output_step=T_OUTPUT / steps)
+
+
+def one(kind: str, steps: int, mode: str) -> dict:
+    from multibody import simulate
     from multibody.results.outputs import atomic_write
     from multibody.results.stream import ResultStream
 
-    model = MODELS["pendulum"].factory()
-    options = RunOptions(integrator="rk4", step=STEP)
-    simulate(model, t_end=10 * STEP, options=options)     # compile / import before the baseline
+    model, t_end, options = _case(kind, steps)
+    warm = _case(kind, 100)[2]
+    simulate(model, t_end=10 * STEP if kind == "steps" else 0.1, options=warm)   # compile / import first
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "r.h5")
         if mode == "stream":
-            atomic_write(path, lambda tmp: simulate(model, t_end=steps * STEP, options=options,
-                                                   stream=ResultStream(tmp)))
+            runs = []
+            atomic_write(path, lambda tmp: runs.append(simulate(model, t_end=t_end, options=options,
+                                                                stream=ResultStream(tmp))))
+            result = runs[0]
         else:
-            simulate(model, t_end=steps * STEP, options=options).save(path)
+            result = simulate(model, t_end=t_end, options=options)
+            result.save(path)
         size = os.path.getsize(path)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"steps": steps, "mode": mode, "peak_rss_mb": peak / 1024, "before_run_mb": base / 1024,
-            "file_mb": size / 2**20, "wall_s": time.perf_counter() - wall}
+    return {"kind": kind, "states": steps, "mode": mode, "peak_rss_mb": peak / 1024, "before_run_mb": base / 1024,
+            "file_mb": size / 2**20, "wall_s": time.perf_counter() - wall,
+            "integrator_steps": result.summary["steps"]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--kind", choices=["steps", "output-step"], default="steps")
+    ap.add_argument("--steps", type=int, nargs="+", default=[10_000, 100_000, 1_000_000],
+                    help="stored states per case")
     ap.add_argument("--modes", nargs="+", default=["memory", "stream"])
-    ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(one(int(a.one[0]), a.one[1])))
+        print(json.dumps(one(a.one[0], int(a.one[1]), a.one[2])))
         return
-    print(f"{'steps':>9} {'mode':>7} {'peak RSS MB':>12} {'before run':>11} {'file MB':>8} {'wall s':>7}")
+    print(f"{'kind':>11} {'states':>9} {'mode':>7} {'peak RSS MB':>12} {'before run':>11} {'file MB':>8} "
+          f"{'wall s':>7} {'steps':>8}", flush=True)
     for steps in a.steps:
         for mode in a.modes:
-            out = subprocess.run([sys.executable, __file__, "--one", str(steps), mode], capture_output=True,
+            out = subprocess.run([sys.executable, __file__, "--one", a.kind, str(steps), mode], capture_output=True,
                                  text=True)
             if out.returncode:
-                print(f"{steps:>9} {mode:>7} failed: {out.stderr.strip().splitlines()[-1:]}")
+                print(f"{a.kind:>11} {steps:>9} {mode:>7} failed: {out.stderr.strip().splitlines()[-1:]}", flush=True)
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"{steps:>9} {mode:>7} {r['peak_rss_mb']:>12.1f} {r['before_run_mb']:>11.1f} "
-                  f"{r['file_mb']:>8.1f} {r['wall_s']:>7.1f}", flush=True)
+            print(f"{a.kind:>11} {steps:>9} {mode:>7} {r['peak_rss_mb']:>12.1f} {r['before_run_mb']:>11.1f} "
+                  f"{r['file_mb']:>8.1f} {r['wall_s']:>7.1f} {r['integrator_steps']:>8}", flush=True)
 
 
 if __name__ == "__main__":

@@ -40,9 +40,11 @@ myst_heading_anchors = 3
 
 autodoc_default_options = {"members": True, "show-inheritance": False}
 autodoc_typehints = "description"
+autodoc_typehints_description_target = "documented_params"   # no second parameter list beside Attributes
 autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+napoleon_use_ivar = True     # Attributes sections as field lists: no second description of dataclass fields
 autosummary_generate = False
 
 sphinx_gallery_conf = {

@@ -24,7 +24,7 @@ LAYERS = (
     ("models",),
     ("io",),
     ("experiments", "plot", "sweep", "report"),
-    ("cli", "__main__"),
+    ("cli", "__main__", "docstrings"),
 )
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
 

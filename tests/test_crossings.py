@@ -107,6 +107,59 @@ def test_n_four_bar_keeps_its_branch_and_reports_every_crossing():
     assert {x["rank_drop"] for x in c} == {10}        # one per cell, as 2 of 14 for the double four-bar (paper 000)
 
 
+def _exact_crossings_cells(t_end: float, cells: int) -> np.ndarray:
+    """Times where the cranks of the ``cells``-cell chain are horizontal (sin theta = 0 of theta'' = -k cos theta)."""
+    from multibody.models.modified_four_bars import crank_angle_exact_cells
+    t = np.linspace(0.0, t_end, 4001)
+    s = np.sin(crank_angle_exact_cells(t, cells=cells))
+    f = lambda x: np.sin(crank_angle_exact_cells(np.array([0.0, x]), cells=cells)[1])      # noqa: E731
+    return np.array([brentq(f, t[i], t[i + 1], xtol=1e-13) for i in np.flatnonzero(s[:-1] * s[1:] < 0)])
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e-7])
+def test_n_four_bar_40_crossings_on_the_sparse_path(rtol):
+    """The 81-bar N-four-bar (n = 243, sparse path) is monitored by the sparse pivot-ratio indicator
+    (simulation.crossings_sparse): both crossings of its first 1.3 s, each dropping the rank by one per cell
+    (242 -> 202), at the exact times within the run's own phase error: its largest crank-tip error e against
+    theta'' = -k cos theta over |theta'| = sqrt(omega0^2 + 2 k) at sin theta = 0 (energy of the reduction), doubled,
+    plus 1e-6 s. rtol 1e-4 needs the refinement on the projected path (the dense output is ~1e-4 off the branch)."""
+    from multibody.models.four_bars import crank_rate_constant, n_four_bar
+    from multibody.models.modified_four_bars import crank_angle_exact_cells
+    r = simulate(n_four_bar(cells=40), t_end=1.3, options=RunOptions(rtol=rtol, atol=rtol))
+    assert r.summary["singular_crossings_monitored"] is True
+    th = r.column("q", "bar1.theta")
+    exact_th = crank_angle_exact_cells(r.t, cells=40)
+    e = np.max(np.hypot(np.cos(th) - np.cos(exact_th), np.sin(th) - np.sin(exact_th)))
+    exact = _exact_crossings_cells(1.3, 40)
+    c = r.summary["singular_crossings"]
+    assert len(exact) == len(c) == 2
+    rate = np.sqrt(1.0 + 2 * crank_rate_constant(40))
+    np.testing.assert_allclose([x["t"] for x in c], exact, atol=2 * e / rate + 1e-6)
+    assert {(x["rank"], x["generic_rank"], x["rank_drop"]) for x in c} == {(202, 242, 40)}
+
+
+def test_sparse_pivot_ratio_vanishes_exactly_at_the_singular_configuration():
+    """crossings_sparse.pivot_ratio: the LDL^T pivots D of S = A A^T are >= lambda_min(S) = sigma_min(A)^2 and
+    multiply to det S, so rho = min D / max D >= sigma_min^2 / max D away from a singular configuration and 0
+    (to round-off) at one: the 10-cell N-four-bar at its initial (vertical, regular) configuration and at all
+    bars horizontal (the model's configuration 'singular', assembled: |Phi| ~ eps)."""
+    import scipy.sparse as sp
+    from multibody.assembly import Workspace
+    from multibody.models.four_bars import n_four_bar
+    from multibody.simulation.crossings_sparse import pivot_ratio
+    model = n_four_bar(cells=10)
+    ws = Workspace(model)
+    q0 = model.q0.copy()
+    A = sp.csr_matrix(ws.constraints(0.0, q0, np.zeros(model.n))[1])
+    s = np.linalg.svd(A.toarray(), compute_uv=False)
+    S_diag_max = (A @ A.T).diagonal().max()         # every pivot D_k <= S_kk (Schur complements shrink)
+    assert pivot_ratio(A) >= s[-1] ** 2 / S_diag_max
+    flat = model.configuration("singular")        # all bars horizontal
+    A_flat = sp.csr_matrix(ws.constraints(0.0, flat, np.zeros(model.n))[1])
+    assert np.abs(ws.constraints(0.0, flat, np.zeros(model.n))[0]).max() < 1e-12     # an assembled configuration
+    assert pivot_ratio(A_flat) < 1e-12
+
+
 @pytest.mark.parametrize("rtol", [1e-6, 1e-10])
 def test_2x2_four_bar_partitioning_finds_every_crossing(rtol):
     """Coordinate partitioning (paper 001) on the modified 2x2 four-bar: all seven crossings (ranks 22 -> 21)

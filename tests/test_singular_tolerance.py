@@ -125,3 +125,60 @@ def test_step_watch_stops_a_projection_onto_another_branch():
     turned[15:] *= -1.0
     with pytest.raises(SimulationError, match=r"t = 0\.71: the projection .* left its assembly branch"):
         watch.accepted(step, turned)
+
+
+def _branch_state(theta):
+    """(q, v) on the parallel branch at crank angle theta and crank rate 1 rad/s: crank centres (0.5 m from
+    their hinges) at 0.5 (-sin theta, cos theta) m/s, couplers translating with the crank tips."""
+    q, v = configuration(theta), np.zeros(15)
+    for body in (0, 2, 4):
+        v[3 * body: 3 * body + 3] = (-0.5 * np.sin(theta), 0.5 * np.cos(theta), 1.0)
+    v[3:6] = v[9:12] = (-np.sin(theta), np.cos(theta), 0.0)
+    return q, v
+
+
+@pytest.mark.parametrize("theta", [1e-2, 1e-3, 5e-4, 1e-5, 1e-7])
+def test_projection_accelerations_through_the_window(theta):
+    """Paper 002 eq. 7 outside the window s_min < PIN s_max (s_min / s_max = 0.1775 theta here, from the SVD),
+    Gauss's principle (6) in the singular-value basis inside it. On the parallel branch every crank accelerates by
+    theta'' = -k cos theta (exact reduction, k = crank_rate_constant()). Outside and at the edge of the window
+    (theta = 5e-4, s_min / s_max = 8.9e-5) that holds within the round-off of eq. 7, eps (s_max / s_min)^2 |q''|
+    (A M^-1 A^T has that condition number; factor 1e3 for the size of the system): both evaluations agree at
+    the edge, the right-hand side does not jump. Deep inside (1e-5, 1e-7) every constraint direction with
+    s_i > PIN s_max still holds to round-off (U_k^T (A q'' - gamma) ~ eps (s_max |q''| + |gamma|)): only the vanishing
+    directions follow the unconstrained dynamics."""
+    from multibody.formulations.lagrange import PIN
+    from multibody.formulations.projection import Projection
+    from multibody.models.four_bars import crank_rate_constant
+    model = MODELS["double-four-bar"].factory()
+    form = Projection(model)
+    q, v = _branch_state(theta)
+    terms = form.ws.terms(0.0, q, v)
+    U, s, _ = np.linalg.svd(terms.A)
+    ratio = s[-1] / s[0]
+    assert (ratio < PIN) == (theta < 5.6e-4)
+    form.initial_state(0.0, q, v)
+    vdot = form.accelerations(0.0, q, v).vdot
+    exact = -crank_rate_constant() * np.cos(theta)
+    cranks = [model.coordinate_names.index(c) for c in CRANKS]
+    if theta >= 5e-4:
+        bound = 1e3 * np.finfo(float).eps / ratio ** 2 * abs(exact)
+        np.testing.assert_allclose(vdot[cranks], exact, rtol=0, atol=bound)
+    if ratio < PIN:
+        pinned = U[:, : len(s)][:, s > PIN * s[0]]
+        scale = s[0] * np.abs(vdot).max() + np.abs(terms.gamma).max()
+        assert np.abs(pinned.T @ (terms.A @ vdot - terms.gamma)).max() < 1e2 * np.finfo(float).eps * scale
+
+
+@pytest.mark.parametrize("atol", [1e-12, 1e-14])
+def test_projection_rtol_1e12_stays_on_the_branch(atol):
+    """projection at rtol 1e-12 (before issue 12's window: the step collapsed to 9e-9 s at t = 0.714): 10 s,
+    ten crossings, cranks parallel, tip within 1e-6 m of theta'' = -k cos theta, no step below 1e-9 of the run."""
+    r = simulate(double_four_bar(), t_end=10.0, formulation="projection",
+                 options=RunOptions(integrator="dop853", rtol=1e-12, atol=atol))
+    th = np.stack([r.column("q", c) for c in CRANKS], axis=1)
+    assert np.abs(th - th[:, :1]).max() < 1e-9
+    exact = crank_angle_exact(r.t)
+    assert np.hypot(np.cos(th[:, 0]) - np.cos(exact), np.sin(th[:, 0]) - np.sin(exact)).max() < 1e-6
+    assert len(r.summary["singular_crossings"]) == 10
+    assert r.summary["min_step"] >= 1e-9 * 10.0

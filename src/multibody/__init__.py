@@ -12,6 +12,7 @@ from .results.result import Result, Series
 from .model.director_builder import SpatialModelBuilder
 from .simulation.driver import RunOptions, simulate
 from .simulation.events import lock_at
+from . import docstrings  # noqa: E402,F401  numpydoc sections of the names below (issue 22)
 
 try:
     from importlib.metadata import PackageNotFoundError, version as _version

@@ -80,6 +80,10 @@ def solve_positions(model: Model, q: np.ndarray, t: float = 0.0, *, hold=(), ws:
     if sparse is None and _sparse(model, None):     # automatic: dense if A turns out rank deficient
         return _auto(solve_positions, model, q, t, hold=hold, ws=ws, tol=tol)
     sparse = _sparse(model, sparse)
+    compiled = getattr(ws, "solve_positions", None)     # fast.packed.CompiledWorkspace: the same iterations
+    out = compiled(q, t, tol) if compiled is not None and not hold and not sparse else None
+    if out is not None:
+        return out
     q = np.array(q, dtype=float)
     if ws.m == 0:
         return q

@@ -76,7 +76,7 @@ PLOT_STATES = 500
                    "(multibody equilibrium), so the run has no transient from an unbalanced start.")
 @click.option("--stream", is_flag=True,
               help="Write the stored states into the result file block by block during the run (memory stays "
-                   "flat however long the run; --csv/--plot/--report read the file back). Not with events.")
+                   "flat however long the run; --csv/--plot/--report read the file back); also with events.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,

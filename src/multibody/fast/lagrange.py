@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.constraints import Angle, Coincident, CoordinateDriver, Distance, LineProjection
-from ..model.forces import ConstantForce
+from .packed import PackedModel, model_supported, numba_available
 
 #: the Schur/Cholesky solve is used while min_j L_jj^2 / max_j S_jj >= this ratio (an optimistic
 #: estimate of 1 / cond(S)); below it (near singular configurations, redundant rows) the SVD solve takes
@@ -33,71 +32,20 @@ from ..model.forces import ConstantForce
 #: four-bar 97 % of the evaluations of a 10 s run still take the Schur solve.
 SCHUR_PIVOT_RATIO = 1e-3
 
-_KINDS = {Coincident: 0, Distance: 1, Angle: 2, LineProjection: 3, CoordinateDriver: 4}
-
-
-def numba_available() -> bool:
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
+__all__ = ["SCHUR_PIVOT_RATIO", "FastLagrangeRhs", "fast_lagrange_rhs", "numba_available", "supported"]
 
 def supported(formulation) -> str | None:
     """None if the fast path applies to this Lagrange formulation, else the reason it does not."""
-    model = formulation.model
     if not formulation.plain_solve:      # e.g. Projection: another acceleration solve
         return f"formulation '{formulation.name}' solves differently"
-    if model.h or formulation.ws.h:
-        return "nonholonomic rows"
-    if model.mass_matrix is None:
-        return "configuration-dependent mass matrix"
-    bad = [type(g).__name__ for g in model.constraints if type(g) not in _KINDS]
-    if bad:
-        return f"constraint groups {', '.join(bad)}"
-    bad = [type(e).__name__ for e in model.forces if type(e) is not ConstantForce]
-    if bad:
-        return f"force elements {', '.join(bad)}"
+    reason = model_supported(formulation.model) or ("nonholonomic rows" if formulation.ws.h else None)
+    if reason:
+        return reason
     if formulation.stabilization.kind == "baumgarte":
         return "Baumgarte stabilization"
     if len(formulation.keep) != formulation.ws.m or formulation.choose_rows:
         return "row elimination or row choice"
     return None
-
-
-class _Packer:
-    """Collects markers and primitive rows of all groups in the Workspace's row order."""
-
-    def __init__(self, n):
-        self.n, self.mcols, self.mloc, self.mvec, self.prim, self.pval = n, [], [], [], [], []
-
-    def markers(self, ms):
-        start = len(self.mloc)
-        self.mcols.extend(np.asarray(ms.cols, int))
-        self.mloc.extend(np.asarray(ms.local, float))
-        self.mvec.extend([int(ms.is_vector)] * len(ms.local))
-        return np.arange(start, start + len(ms.local))
-
-    def group(self, g, row):
-        kind = _KINDS[type(g)]
-        if kind == 0:
-            k = len(g.pi)
-            a, b = self.markers(g.pi), self.markers(g.pj)
-            rows, c, val = row + 2 * np.arange(k), np.zeros(k, int), np.zeros(k)
-        elif kind == 1:
-            a, b = self.markers(g.pi), self.markers(g.pj)
-            rows, c, val = row + np.arange(len(a)), np.zeros(len(a), int), np.asarray(g.length, float)
-        elif kind == 3:
-            c, a, b = self.markers(g.e), self.markers(g.pi), self.markers(g.pj)
-            rows, val = row + np.arange(len(a)), np.zeros(len(a))
-        else:   # Angle: cols (k, 2) = theta_a, theta_b; CoordinateDriver: cols (k, 1)
-            cols = np.asarray(g.cols, int)
-            a, b = cols[:, 0], cols[:, -1]
-            rows, c, val = row + np.arange(len(a)), np.zeros(len(a), int), np.zeros(len(a))
-        for i in range(len(a)):
-            self.prim.append([kind, rows[i], a[i], b[i], c[i]])
-            self.pval.append(val[i])
 
 
 class FastLagrangeRhs:
@@ -109,26 +57,13 @@ class FastLagrangeRhs:
         from . import kernels
         model, n, m = formulation.model, formulation.model.n, formulation.ws.m
         self.formulation, self.kernel = formulation, kernels.lagrange_rhs
-        pk, row = _Packer(n), 0
-        for g in model.constraints:
-            pk.group(g, row)
-            row += g.rows
-        self.prim = np.array(pk.prim, dtype=np.int64).reshape(-1, 5)
-        self.pval = np.array(pk.pval, dtype=float)
-        self.mcols = np.array(pk.mcols, dtype=np.int64).reshape(-1, 3)
-        self.mloc = np.array(pk.mloc, dtype=float).reshape(-1, 2)
-        self.mvec = np.array(pk.mvec, dtype=np.int64)
-        self.M = np.ascontiguousarray(model.mass_matrix, dtype=float)
-        self.diag = bool(np.count_nonzero(self.M - np.diag(np.diag(self.M))) == 0)
-        self.Minv = np.diag(1.0 / np.diag(self.M)) if self.diag else np.linalg.inv(self.M)
-        self.f = np.zeros(n)
-        for e in model.forces:
-            self.f += np.asarray(e.g, float)[:n]
+        pack = PackedModel(model)
+        self.pack = pack
+        self.prim, self.pval, self.mcols, self.mloc, self.mvec = pack.prim, pack.pval, pack.mcols, pack.mloc, pack.mvec
+        self.M, self.diag, self.Minv, self.f, self.motions = pack.M, pack.diag, pack.Minv, pack.f, pack.motions
         self.rel = float(formulation.regularization.rel)
         self.power = int(formulation.regularization.power)
         self.tau = float(schur_pivot_ratio)
-        self.motions = tuple((start + r, mo) for start, g in zip(np.cumsum([0] + [g.rows for g in model.constraints]),
-                                                                 model.constraints) for r, mo in g.motions)
         self.ddf = np.zeros(m)
         self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)
         self.A, self.gamma = np.zeros((m, n + 1)), np.zeros(m)

@@ -13,18 +13,7 @@ import numpy as np
 
 from ..kinematics import KinematicTolerance
 from ..linalg.rank import NORMAL_ERROR_WEIGHT
-from ..model.constraints import Coincident
 from .step_kernels import MIN_NORM_PIVOT_RATIO, multipliers, project, tangent_error, violations
-
-
-def _offsets(model) -> np.ndarray:
-    """(P,) constant offsets c of the primitive rows, in the order of fast.lagrange._Packer (one entry
-    per joint of a Coincident group, one per row otherwise); zero for Coincident and Distance."""
-    out = []
-    for g in model.constraints:
-        k = g.rows // 2 if isinstance(g, Coincident) else g.rows
-        out.append(np.broadcast_to(np.asarray(getattr(g, "offset", 0.0), float), (k,)))
-    return np.concatenate(out) if out else np.zeros(0)
 
 
 class FastStep:
@@ -39,7 +28,7 @@ class FastStep:
         rhs, model = formulation.fast_rhs, formulation.model
         n, m = model.n, formulation.ws.m
         self.rhs, self.n = rhs, n
-        self.poff = np.ascontiguousarray(_offsets(model))
+        self.poff = rhs.pack.poff
         if len(self.poff) != len(rhs.prim):
             raise AssertionError("fast.step: offsets do not match the packed primitive rows")
         self.model_data = (rhs.prim, rhs.pval, self.poff, rhs.mcols, rhs.mloc, rhs.mvec)

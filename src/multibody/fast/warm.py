@@ -1,5 +1,6 @@
-"""The first run with a cold numba cache (issue 13 item 1): the compiled kernels of :mod:`.kernels` and
-:mod:`.step_kernels` take ~16 s to compile on the 2-core development machine, once; numba then loads
+"""The first run with a cold numba cache (issue 13 item 1): the compiled kernels of :mod:`.kernels`,
+:mod:`.step_kernels` and the nullspace formulation's take ~16 s to compile on the 2-core development machine
+(more since issue 16), once; numba then loads
 them from its on-disk cache (``cache=True``) in well under a second.
 
 :func:`cache_is_cold` says whether some kernel has no usable cache entry (none written yet, or written
@@ -20,7 +21,9 @@ log = logging.getLogger("multibody")
 
 #: the run that fills the cache: a double four-bar through its singular configurations calls every kernel
 WARM_SCRIPT = ("from multibody.models import MODELS; from multibody import simulate; "
-               "simulate(MODELS['double-four-bar'].factory(), t_end=10.0)")
+               "m = MODELS['double-four-bar'].factory(); simulate(m, t_end=10.0); "
+               "[simulate(m, t_end=0.5, formulation='nullspace', formulation_options={'basis': b}) "
+               "for b in ('continuation', 'flow')]")
 
 _state = {"policy": "wait", "started": False, "announced": False}
 
@@ -41,8 +44,9 @@ def cold_start(policy: str):
 def _dispatchers():
     from numba.core.registry import CPUDispatcher
 
-    from . import kernels, step_kernels
-    return [f for mod in (kernels, step_kernels) for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
+    from . import kernels, nullspace_kernels, project_kernels, step_kernels
+    return [f for mod in (kernels, step_kernels, nullspace_kernels, project_kernels) for f in vars(mod).values()
+            if isinstance(f, CPUDispatcher)]
 
 
 def cache_is_cold() -> bool:

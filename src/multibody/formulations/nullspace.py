@@ -53,6 +53,9 @@ from ..kinematics import KinematicTolerance, solve_positions
 from ..linalg.rank import (NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, min_norm_solve, pivoted_qr,
                            row_space_filter)
 from ..linalg.tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogonalize
+from ..fast.lapack import fast_pivoted_qr
+from ..fast.nullspace import fast_nullspace_rhs
+from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .singular import SingularTracker
 
@@ -83,8 +86,10 @@ class NullSpace(Formulation):
     def __init__(self, model, *, basis: str = "flow", rank_tol: RankTolerance = RankTolerance(),
                  regularization: Regularization = NULLSPACE_REGULARIZATION,
                  projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10),
-                 singular_screen: float = 0.2, recompute_guard: float = 0.0):
+                 singular_screen: float = 0.2, recompute_guard: float = 0.0, fast: bool = True):
         super().__init__(model)
+        self.ws = compiled_workspace(model, fast) or self.ws     # the same numbers, one compiled call (issue 16)
+        self.fast_rhs, self._memo = None, None
         if basis not in BASES[1:]:     # "continuation": nullspace_continuation.ContinuationNullSpace
             raise MultibodyError(f"unknown basis '{basis}' for the nullspace formulation; choose "
                                  f"{', '.join(BASES)}.")
@@ -94,7 +99,8 @@ class NullSpace(Formulation):
         self.tracker = SingularTracker(self, screen=singular_screen)
         self.generic_rank = self.f = 0
         self._last = None        # (t, rank, R_diag, w, T) of the last accepted state
-        self._jumps: list[tuple[float, float]] = []
+        self._jump: tuple = (None, 0.0)     # (t, size) of the largest jump of w at a re-basis (issue 17: a
+        # running max, no list per step, so memory stays flat however long the run)
         self._wmax = 0.0
         self.events: list[dict] = []
         self.error_filter = self._tangent_error
@@ -109,6 +115,7 @@ class NullSpace(Formulation):
         T = pqr.Q[:, pqr.rank:]
         w = T.T @ v
         self._store(t, pqr, w, T)
+        self.fast_rhs = fast_nullspace_rhs(self, continuation=False)
         return np.concatenate([q, w, T.ravel()])
 
     def unpack(self, y):
@@ -117,8 +124,19 @@ class NullSpace(Formulation):
         return y[:n], y[n:n + f], y[n + f:].reshape(n, f)
 
     def split(self, t, y):
-        x, w, T = self.unpack(y)
-        return x, self._velocity(t, x, w, T)[0]
+        """(x, x'): x' of eq. 11b, compiled where the model allows; the last one is kept (the step watch, the crossing
+        monitor and the recorder ask for the same state in turn)."""
+        n, memo = self.model.n, self._memo
+        if memo is not None and memo[0] == t and np.array_equal(memo[1], y):
+            return y[:n], memo[2].copy()
+        out = self.fast_rhs.dynamics(t, y) if self.fast_rhs is not None else None
+        if out is not None:          # compiled: the same x' (tests/test_fast_nullspace.py)
+            xdot = out[0][:n]
+        else:
+            x, w, T = self.unpack(y)
+            xdot = self._velocity(t, x, w, T)[0]
+        self._memo = (t, y.copy(), xdot.copy())
+        return y[:n], xdot
 
     def _velocity(self, t, x, w, T):
         """x' = T w + beta' (eq. 11b), A, the smooth pseudo-inverse of A and gamma(x') (None when
@@ -164,12 +182,20 @@ class NullSpace(Formulation):
 
     def rhs(self, t, y):
         self.nfev += 1
+        out = self.fast_rhs(t, y) if self.fast_rhs is not None else None
+        if out is not None:         # compiled: the same numbers up to round-off (tests/test_fast_nullspace.py)
+            return out[0]
         x, w, T = self.unpack(y)
         xdot, _, z, Tdot, *_ = self._dynamics(t, x, w, T)
         return np.concatenate([xdot, z + Tdot.T @ xdot, Tdot.ravel()])
 
     def accelerations(self, t, q, v):
         T = self._last[4]
+        out = self.fast_rhs.dynamics(t, np.concatenate([q, T.T @ v, T.ravel()])) if self.fast_rhs else None
+        if out is not None:
+            a, z, A = out[1], out[3], self.ws.constraints(t, q, v)[1]
+            lam = self._multipliers(A, self.ws.forces(t, q, v) - self.model.mass(q) @ a)
+            return Accelerations(a, lam, {"rank": self._last[1], "qdd_ind": z, "basis": self.basis})
         _, a, z, _, A, M, f = self._dynamics(t, q, T.T @ v, T)
         lam = min_norm_solve(A.T, f - M @ a)
         return Accelerations(a, lam, {"rank": self._last[1], "qdd_ind": z, "basis": self.basis})
@@ -177,13 +203,10 @@ class NullSpace(Formulation):
     # ------------------------------------------------------------------ after each accepted step
     def after_step(self, t, y):
         x, w, T = self.unpack(y)
-        v_before = self._velocity(t, x, w, T)[0]
-        try:
-            x = solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)   # eqs 12-13
-        except MultibodyError as exc:
-            raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
+        v_before = self.split(t, y)[1]
+        x = self._project(t, x)                                                         # eqs 12-13
         A = self.ws.velocity_constraints(t, x, v_before)[1]
-        pqr = pivoted_qr(A, self.rank_tol)
+        pqr = self._qr(A)
         if self.basis == "flow" or pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
             T_new = smooth_reorthogonalize(T, A, self.reg)                              # App. A
         else:
@@ -191,10 +214,33 @@ class NullSpace(Formulation):
         w, T = T_new.T @ (T @ w), T_new     # the same physical velocity, in the new basis (its tangent part)
         prev = self._last
         self._store(t, pqr, w, T)
-        self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))
+        self._note_jump(t, w, prev[3])
         self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
-        self.tracker.accepted(t, x, self._velocity(t, x, w, T)[0], T)
-        return np.concatenate([x, w, T.ravel()])
+        y = np.concatenate([x, w, T.ravel()])
+        self.tracker.accepted(t, x, self.split(t, y)[1], T)
+        return y
+
+    def _qr(self, A):
+        """pivoted_qr(A, rank_tol) (eq. 23), by direct LAPACK calls on the compiled path (the same numbers)."""
+        return fast_pivoted_qr(A, self.rank_tol) if self.fast_rhs is not None else pivoted_qr(A, self.rank_tol)
+
+    def _multipliers(self, A, b):
+        """min_norm_solve(A^T, b): the minimum-norm multipliers, compiled where the model allows."""
+        return self.fast_rhs.multipliers(A, b, RankTolerance().rtol) if self.fast_rhs else min_norm_solve(A.T, b)
+
+    def _project(self, t, x):
+        """x projected onto Phi(x, t) = 0 (paper 000 eqs 12-13; kinematics.solve_positions, compiled on a
+        fast.packed.CompiledWorkspace: the same iterations)."""
+        try:
+            return solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)
+        except MultibodyError as exc:
+            raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
+
+    def _note_jump(self, t, w, w_old) -> None:
+        """Keep the first largest max |w - w_old| over the re-bases and its time."""
+        jump = float(np.max(np.abs(w - w_old), initial=0.0))
+        if self._jump[0] is None or jump > self._jump[1]:
+            self._jump = (t, jump)
 
     def _store(self, t, pqr, w, T):
         self._last = (t, pqr.rank, pqr.R_diag, w.copy(), T.copy())
@@ -229,16 +275,14 @@ class NullSpace(Formulation):
         }
 
     def summary(self):
-        jumps = np.array([j for _, j in self._jumps]) if self._jumps else np.zeros(1)
         scale = self._wmax or 1.0
-        k = int(np.argmax(jumps))
         return {
             **({"linear_algebra": self.dense_note} if self.dense_note else {}),
             "basis": self.basis, "generic_rank": self.generic_rank, "dof": self.f,
             "redundancy": self.ws.m + self.ws.h - self.generic_rank,
             "rank_tolerance": {"rtol": self.rank_tol.rtol, "atol": self.rank_tol.atol},
-            "qd_ind_jump_max_rel": float(jumps[k] / scale),
-            "qd_ind_jump_time": float(self._jumps[k][0]) if self._jumps else None,
+            "qd_ind_jump_max_rel": float(self._jump[1] / scale),
+            "qd_ind_jump_time": None if self._jump[0] is None else float(self._jump[0]),
             "singular_events": [{k2: e[k2] for k2 in ("t", "rank", "continuing", "new")}
                                 for e in self.events],
         }

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from ..errors import MultibodyError, SimulationError
-from ..kinematics import solve_positions
+from ..errors import SimulationError
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_space_filter
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
+from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
 from .nullspace import PFAFFIAN_RATE_STEP, NullSpace
 
@@ -58,6 +58,7 @@ class ContinuationNullSpace(NullSpace):
         self.basis = "continuation"
         self.error_filter = self._position_error
         self._charts: list[Chart] = []     # the charts of the last three steps (the newest last)
+        self._memo = None                  # (t, chart, y, x') of the last _xdot
 
     # ------------------------------------------------------------------ state layout
     def initial_state(self, t, q, v):
@@ -69,6 +70,7 @@ class ContinuationNullSpace(NullSpace):
         w = T.T @ v
         self._charts = [Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))]
         self._store(t, pqr, w, T)
+        self.fast_rhs = fast_nullspace_rhs(self, continuation=True)
         return np.concatenate([q, w])
 
     def unpack(self, y):
@@ -93,7 +95,19 @@ class ContinuationNullSpace(NullSpace):
 
     def split(self, t, y):
         n = self.model.n
-        return y[:n], self._kinematics(t, y[:n], y[n:], self._chart_at(t))[0]
+        return y[:n], self._xdot(t, y, self._chart_at(t))
+
+    def _xdot(self, t, y, chart):
+        """x' (n,) of y = [x, w] in ``chart`` (eq. 11b; compiled where the model allows). The last one is kept:
+        the step watch, the crossing monitor and the recorder ask for the same state in turn."""
+        memo = self._memo
+        if memo is not None and memo[0] == t and memo[1] is chart and np.array_equal(memo[2], y):
+            return memo[3].copy()
+        n = self.model.n
+        out = self.fast_rhs.dynamics(t, y, chart) if self.fast_rhs is not None else None
+        xdot = out[0][:n] if out is not None else self._kinematics(t, y[:n], y[n:], chart)[0]
+        self._memo = (t, chart, y.copy(), xdot.copy())
+        return xdot
 
     def _kinematics(self, t, x, w, chart):
         """x' (n,), X (n, f), A (m, n) and G^+ (the SmoothPinv of G = A Q1) at (t, x) in the chart (eqs 9, 11b)."""
@@ -123,11 +137,18 @@ class ContinuationNullSpace(NullSpace):
         n = self.model.n
         # the chart of the step containing t: a stepper's dense output may evaluate stages of a step after its
         # after_step (dop853's extra stages), in that step's chart
-        xdot, _, z, *_ = self._chart_dynamics(t, y[:n], y[n:], self._chart_at(t))
+        chart = self._chart_at(t)
+        out = self.fast_rhs(t, y, chart) if self.fast_rhs is not None else None
+        if out is not None:         # compiled: the same numbers up to round-off (tests/test_fast_nullspace.py)
+            return out[0]
+        xdot, _, z, *_ = self._chart_dynamics(t, y[:n], y[n:], chart)
         return np.concatenate([xdot, z])
 
     def accelerations(self, t, q, v):
         chart = self._chart_at(t)
+        out = self._fast_accelerations(t, q, v, chart) if self.fast_rhs is not None else None
+        if out is not None:
+            return out
         _, X, _, Gp = self._kinematics(t, q, np.zeros(self.f), chart)
         Phi_t = self.ws.velocity_constraints(t, q, v)[2]
         w = np.linalg.lstsq(X, v + chart.Q1 @ (Gp @ Phi_t), rcond=None)[0] if self.f else np.zeros(0)
@@ -135,29 +156,48 @@ class ContinuationNullSpace(NullSpace):
         lam = min_norm_solve(A.T, f - M @ a)
         return Accelerations(a, lam, {"rank": self._last[1], "qdd_ind": z, "basis": self.basis})
 
+    def _fast_accelerations(self, t, q, v, chart):
+        """:meth:`accelerations` by the compiled kernel (the same formulas: w the least-squares solution of
+        X w = v - x'(w = 0), then x'' and w' at (q, w)), or None."""
+        n = self.model.n
+        zero = self.fast_rhs.dynamics(t, np.concatenate([q, np.zeros(self.f)]), chart)
+        if zero is None:
+            return None
+        X = zero[3]         # full column rank (T^T X = I): the least-squares w from the normal equations
+        w = np.linalg.solve(X.T @ X, X.T @ (v - zero[0][:n]))
+        out = self.fast_rhs.dynamics(t, np.concatenate([q, w]), chart)
+        if out is None:
+            return None
+        A = self.ws.constraints(t, q, v)[1]
+        lam = self._multipliers(A, self.ws.forces(t, q, v) - self.model.mass(q) @ out[1])
+        return Accelerations(out[1], lam, {"rank": self._last[1], "qdd_ind": out[0][n:], "basis": self.basis})
+
     # ------------------------------------------------------------------ after each accepted step
     def after_step(self, t, y):
         n, old = self.model.n, self._chart
         x, w = y[:n], y[n:]
-        v = self._kinematics(t, x, w, old)[0]
-        try:
-            x = solve_positions(self.model, x, t, ws=self.ws, tol=self.projection_tol)   # eqs 12-13
-        except MultibodyError as exc:
-            raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
+        v = self._xdot(t, y, old)
+        x = self._project(t, x)                                                          # eqs 12-13
         A = self.ws.velocity_constraints(t, x, v)[1]
-        pqr = pivoted_qr(A, self.rank_tol)
+        pqr = self._qr(A)
         r = self.generic_rank
         Q1 = pqr.Q[:, :r]
-        T = continue_basis(old.Q1, old.T, old.Omega, t - old.t, Q1) if self.f else old.T   # eq. 22, App. A
+        T = self._continue_basis(old, t - old.t, Q1) if self.f else old.T                    # eq. 22, App. A
         w = T.T @ v
-        v = self._kinematics(t, x, w, Chart(t, Q1, T, old.Omega))[0]
+        v = self._xdot(t, np.concatenate([x, w]), Chart(t, Q1, T, old.Omega))
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
         prev = self._last
         self._store(t, pqr, w, T)
-        self._jumps.append((t, float(np.max(np.abs(w - prev[3]), initial=0.0))))
+        self._note_jump(t, w, prev[3])
         self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
         self.tracker.accepted(t, x, v, T)
         return np.concatenate([x, w])
+
+    def _continue_basis(self, old, h, Q1):
+        """T_{k+1} from the chart ``old`` over h (eq. 22, App. A; compiled where the model allows)."""
+        if self.fast_rhs is not None:
+            return self.fast_rhs.continue_basis(old, h, Q1)
+        return continue_basis(old.Q1, old.T, old.Omega, h, Q1)
 
     def _omega(self, t, x, v, pqr, Q1, T):
         """Omega (n, n) at (t, x, x') for Q = [Q1 | T] (eqs 19-20); zero without constraints or freedom. A' Q by a
@@ -167,6 +207,8 @@ class ContinuationNullSpace(NullSpace):
         if r == 0 or T.shape[1] == 0:
             return np.zeros((n, n))
         eps = PFAFFIAN_RATE_STEP / max(float(np.max(np.abs(v))), 1.0)
+        if self.fast_rhs is not None:
+            return self.fast_rhs.omega(x, v, eps, pqr, Q1, T)
         zero = np.zeros(n)
         Cp = self.ws.velocity_constraints(t + eps, x + eps * v, zero)[1]
         Cm = self.ws.velocity_constraints(t - eps, x - eps * v, zero)[1]
@@ -187,6 +229,9 @@ class ContinuationNullSpace(NullSpace):
         the error of w is kept whole."""
         n = self.model.n
         out = err.copy()
+        if self.fast_rhs is not None:
+            out[:n] = self.fast_rhs.position_error(y[:n], err[:n], self.ws.m, NORMAL_ERROR_WEIGHT)
+            return out
         A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
         tangent = row_space_filter(A[: self.ws.m], err[:n])
         out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)

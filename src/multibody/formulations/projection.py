@@ -13,8 +13,20 @@ library's convention gamma = -A' q' - 2 A_t q' - Phi_tt is the right-hand side o
 
 Like the paper (which assumes non-redundant constraints), the constraint rows must be independent:
 redundant rows are removed by a pivoted QR (:class:`~multibody.linalg.RankTolerance`) when the run
-starts and after every accepted step, never inside a step. The formulation is not meant for passing
-through singular configurations (A M^-1 A^T becomes singular there): use ``lagrange``. Constraint
+starts and after every accepted step, never inside a step.
+
+Singular configurations (issue 12): A M^-1 A^T has the condition number (s_max / s_min)^2 of A's singular
+values, so (7) evaluated near a singular configuration carries round-off eps (s_max / s_min)^2 into the
+acceleration of the weakly constrained direction, which the index-1 equations integrate twice; at rtol 1e-12
+the adaptive step collapsed there (measured on the double four-bar: 9e-9 s at t = 0.714, dopri5 and dop853).
+Inside the window s_min < ``lagrange.PIN`` s_max of a singular configuration, (6) is minimised directly
+instead, in the singular-value basis of A (:func:`~multibody.linalg.rank.gauss_solve` with lagrange's
+penalty): the constraint directions with s_i >= PIN s_max are enforced to round-off ((mu / s_i)^8 <= 1e-16),
+so at the edge of the window both evaluations are the same function to round-off and the right-hand side
+does not jump; the vanishing direction follows Gauss's principle without its constraint, which the
+projection after the step (shared with lagrange, corrects only s_i > PIN s_max) leaves alone. This is the
+lagrange formulation's construction; measured with it the double four-bar stays on its branch at rtol
+1e-4..1e-12 (benchmarks/singular_matrix.py). Constraint
 stabilisation (projection after the step, Baumgarte) and the reported multipliers (minimum-norm
 solution of A^T lambda = f - M q'', unique for independent rows) are those of ``lagrange``.
 """
@@ -24,19 +36,25 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..errors import SimulationError
-from ..linalg.rank import min_norm_solve, pivoted_qr
+from ..linalg.rank import gauss_solve, min_norm_solve, pivoted_qr
 from ..linalg.projectors import nullspace_projector, weighted_pseudoinverse
 from .base import Accelerations
-from .lagrange import Lagrange
+from .lagrange import LAGRANGE_REGULARIZATION, PIN, Lagrange
 
 
-def projected_accelerations(M: np.ndarray, A: np.ndarray, f: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+def projected_accelerations(M: np.ndarray, A: np.ndarray, f: np.ndarray, gamma: np.ndarray,
+                            window: float = 0.0) -> np.ndarray:
     """q'' (n,) = M^-1 N^T f + A_M^+ gamma (paper 002 eq. 7); M (n, n) s.p.d., A (m, n) full row
-    rank, f (n,), gamma (m,)."""
+    rank, f (n,), gamma (m,). Where s_min < ``window`` * s_max (singular values of A), the minimiser of
+    Gauss's principle (eq. 6) by :func:`~multibody.linalg.rank.gauss_solve` instead (module docstring)."""
     try:
         chol = sla.cho_factor(M, check_finite=False)
         if A.shape[0] == 0:
             return sla.cho_solve(chol, f)
+        if window > 0:
+            s = np.linalg.svd(A, compute_uv=False)
+            if s[-1] < window * s[0]:
+                return gauss_solve(M, A, f, gamma, LAGRANGE_REGULARIZATION)
         N = nullspace_projector(M, A)
         return sla.cho_solve(chol, N.T @ f) + weighted_pseudoinverse(M, A) @ gamma
     except (sla.LinAlgError, np.linalg.LinAlgError) as exc:
@@ -74,7 +92,7 @@ class Projection(Lagrange):
             s = self.stabilization
             gamma = gamma - 2 * s.alpha * (terms.A @ v + terms.Phi_t) - s.beta ** 2 * terms.Phi
         r = self._rows
-        return terms, projected_accelerations(terms.M, terms.A[r], terms.f, gamma[r])
+        return terms, projected_accelerations(terms.M, terms.A[r], terms.f, gamma[r], PIN)
 
     def accelerations(self, t, q, v):
         terms, vdot = self._solve(t, q, v)

@@ -36,7 +36,10 @@ class EnergyMomentum:
         self.t0, self.t, self.y = float(t0), float(t0), np.array(y0, float)
         self.steps = int(round((t_bound - t0) / step))
         self.t_bound = self.t0 + self.steps * self.dt
-        self.n_accepted, self.n_rejected, self.iterations, self.conditions = 0, 0, [], []
+        self.n_accepted, self.n_rejected = 0, 0
+        # Newton iterations (sum, max) and the condition numbers (min, max without NaN; any finite) over the
+        # steps: running values, not lists per step (issue 17: memory flat however long the run)
+        self.iterations, self.conditions = [0, 0], [np.inf, -np.inf, False]
         self.bodies, groups = spatial_parts(model)
         self.groups = [g for _, g in groups]
         self.joint_labels = tuple(lab for g in model.constraints if isinstance(g, LowerPairs)
@@ -48,8 +51,11 @@ class EnergyMomentum:
         self.n_accepted += 1
         self.t = self.t0 + self.n_accepted * self.dt
         self.y = np.concatenate([q, v])
-        self.iterations.append(self.em.iterations)
-        self.conditions.append(self.em.condition)
+        it, cond = int(self.em.iterations), float(self.em.condition)
+        self.iterations = [self.iterations[0] + it, max(self.iterations[1], it)]
+        if not np.isnan(cond):
+            lo, hi, finite = self.conditions
+            self.conditions = [min(lo, cond), max(hi, cond), finite or bool(np.isfinite(cond))]
         return Step(t_old, self.t, self.y.copy(), self.dt, np.nan, None)
 
     def channels(self, t: float, y: np.ndarray) -> dict:
@@ -73,16 +79,15 @@ class EnergyMomentum:
         tiny = np.finfo(float).tiny
         escale = max(np.max(np.abs(energy[:, :2])), tiny)
         mscale = np.repeat([max(np.max(np.abs(mom[:, :3])), tiny), max(np.max(np.abs(mom[:, 3:])), tiny)], 3)
-        iters, conds = np.array(self.iterations, int), np.array(self.conditions, float)
-        finite = np.isfinite(conds).any()
+        (it_sum, it_max), (c_min, c_max, finite) = self.iterations, self.conditions
         em = self.em
         return {
             "formulation": self.scheme, "rtol": self.tol.residual, "atol": 0.0, "step": self.dt,
-            "t_end": self.t_bound, "rhs_evaluations": int(iters.sum()),
-            "newton_tolerance": self.tol.residual, "newton_iterations_max": int(np.max(iters, initial=0)),
-            "newton_iterations_mean": float(iters.mean()) if len(iters) else 0.0,
-            "condition_min": float(np.nanmin(conds)) if finite else None,
-            "condition_max": float(np.nanmax(conds)) if finite else None,
+            "t_end": self.t_bound, "rhs_evaluations": it_sum,
+            "newton_tolerance": self.tol.residual, "newton_iterations_max": it_max,
+            "newton_iterations_mean": it_sum / self.n_accepted if self.n_accepted else 0.0,
+            "condition_min": float(c_min) if finite else None,
+            "condition_max": float(c_max) if finite else None,
             "unknowns": self.n + len(em.rows) if self.scheme == "constrained" else em.tree.d,
             "redundant_constraints": list(em.redundant),
             "degrees_of_freedom": self.n - len(em.rows),

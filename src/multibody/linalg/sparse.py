@@ -103,8 +103,22 @@ class SparseMass:
             self.Minv = sp.csr_matrix(spla.inv(self.M))
 
 
+#: steps of iterative refinement of the Schur solve (see schur_accelerations)
+REFINEMENT_STEPS = 2
+
+
 def schur_accelerations(mass: SparseMass, A, f, gamma):
-    """(q'' (n,), lambda (m,)) of M q'' + A^T lambda = f, A q'' = gamma via S = A M^-1 A^T (see module)."""
+    """(q'' (n,), lambda (m,)) of M q'' + A^T lambda = f, A q'' = gamma via S = A M^-1 A^T (see module).
+
+    S has the condition number (s_max / s_min)^2 of A's singular values, so near a singular configuration
+    (s_min / s_max down to 1e-5 before factor_spd refuses) the plain solve loses up to 1e-6 relative accuracy
+    along the vanishing directions, and the right-hand side jumped by that much against the dense
+    fallback's (linalg.gauss_solve, error ~eps s_max / s_min) from one Runge-Kutta stage to the next (issue 12:
+    the N-four-bar's steps collapsed to 5e-8 s at atol 1e-12). ``REFINEMENT_STEPS`` steps of fixed-precision
+    iterative refinement on the augmented system (residuals r1 = f - M q'' - A^T lambda, r2 = gamma - A q''
+    in working precision, corrected with the same factor; Higham, Accuracy and Stability of Numerical
+    Algorithms, 2nd ed., Sect. 12.1: each step multiplies the error by ~eps cond(S) < 1e-5 here) bring the
+    solution to the accuracy of a backward-stable solve."""
     if A.shape[0] == 0:
         return mass.Minv @ f, np.zeros(0)
     MiAt = mass.Minv @ A.T
@@ -114,4 +128,8 @@ def schur_accelerations(mass: SparseMass, A, f, gamma):
         lam = lu.solve(A @ (mass.Minv @ r1) - r2)
         return mass.Minv @ r1 - MiAt @ lam, lam
 
-    return solve(f, gamma)
+    qdd, lam = solve(f, gamma)
+    for _ in range(REFINEMENT_STEPS):
+        dq, dl = solve(f - mass.M @ qdd - A.T @ lam, gamma - A @ qdd)
+        qdd, lam = qdd + dq, lam + dl
+    return qdd, lam

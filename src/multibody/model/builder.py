@@ -44,15 +44,7 @@ GROUND = "ground"
 
 
 class ModelBuilder:
-    """Collects bodies, joints and forces; :meth:`build` validates and freezes them into a Model.
-
-    >>> mb = ModelBuilder("pendulum", gravity=(0, -9.81))
-    >>> mb.add_point_mass("bob", mass=1.0, position=(1.0, 0.0))
-    'bob'
-    >>> mb.distance("rod", "ground", "bob", on_a=(0, 0), on_b=(0, 0))
-    'rod'
-    >>> model = mb.build()
-    """
+    """Collects bodies, joints and forces; :meth:`build` validates and freezes them into a Model."""
 
     ground = GROUND
 

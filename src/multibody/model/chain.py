@@ -97,12 +97,8 @@ def _floats(x, what: str, name: str) -> np.ndarray:
 
 def serial_chain(name, *, lengths, masses, inertias, com=None, base_angle=0.0, gravity=(0.0, -9.81),
                  q0, v0=None, joint_forces=None, constraints=(), source="") -> Model:
-    """A planar serial chain hinged to the ground at the origin, in relative joint angles q.
-
-    lengths, masses, inertias (about each link's centre of mass), com (distance of the centre of mass
-    from the link's proximal joint; default L/2) are length-N sequences; ``joint_forces(q, v, t)`` adds
-    generalized forces (e.g. joint torques); constraints as in :func:`matrix_system`.
-    """
+    """A planar serial chain hinged to the ground at the origin, in relative joint angles q (Lagrange's
+    equations of the chain in closed form: M(q) and h(q, v) of the module doc)."""
     L = _floats(lengths, "lengths", name)
     N = L.size
     arrays = {"masses": masses, "inertias": inertias, "com": L / 2 if com is None else com}

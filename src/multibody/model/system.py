@@ -225,12 +225,8 @@ def matrix_system(name: str, coordinate_names, *, mass, forces=None, potential=N
     """A system given directly by its mass matrix and force vector (paper 002 eq. 1):
     M(q) q'' + A^T lambda = h(q, v, t).
 
-    mass: (n, n) array or callable M(q); forces: callable h(q, v, t) -> (n,) (or None);
-    potential: optional callable V(q) used only for the energy output (h must then contain -dV/dq);
-    constraints: iterable of dicts with keys ``name``, ``phi`` and optionally ``jacobian``, ``phi_t``,
-    ``gamma`` (see :class:`~multibody.model.constraints.Generic`), or prebuilt ConstraintGroups;
-    nonholonomic: iterable of dicts with keys ``name``, ``psi`` (callable Psi(q, t) -> (r, n)) and
-    optionally ``psi_t``, ``gamma``, ``rows`` (see :class:`~multibody.model.nonholonomic.GenericPfaffian`).
+    User constraints follow :class:`~multibody.model.constraints.Generic` (derivatives by complex step
+    when not given), nonholonomic ones :class:`~multibody.model.nonholonomic.GenericPfaffian`.
     """
     names = tuple(coordinate_names)
     n = len(names)

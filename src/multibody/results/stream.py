@@ -2,9 +2,9 @@
 
 :class:`ResultStream` writes the layout of :mod:`multibody.results.hdf5` (version 2, the same datasets,
 dimension scales and attributes as :meth:`Result.save`, so :meth:`Result.load` and xarray read it
-unchanged) into an HDF5 file on disk: the datasets are created resizable (unlimited along time,
-HDF5 chunks of ``chunk`` states) with the first block of states and grown by every further block
-(:meth:`append`); the summary and events attributes are written last (:meth:`close`). Only the
+unchanged) into an HDF5 file on disk: the datasets are created resizable (unlimited along time and
+columns, HDF5 chunks of at most ``chunk`` states) with the first block of states and grown by every further
+block (:meth:`append`); the summary and events attributes are written last (:meth:`close`). Only the
 block being appended is in memory.
 
 The file is written where it is opened: to replace a result all or nothing, open it on a staged
@@ -35,33 +35,47 @@ def _rows(chunk: int, columns: int) -> int:
 
 
 class ResultStream:
-    """``append(t, series)`` adds a block of states (series: {name: Series}, the same names and
-    labels in every block); ``close(summary, events)`` finishes the file. ``states``: how many so far."""
+    """``append(t, series)`` adds a block of states (series: {name: Series}); ``close(summary, events)``
+    finishes the file. ``states``: how many so far.
+
+    A block may bring series or columns the file does not have yet (a run with events: the rows of a
+    locked joint's multipliers appear at the lock, a formulation's channels change with the model): the
+    file's columns are the union of the blocks' labels in the order they first appeared, a series or a
+    column is NaN in the states where a block did not have it (the joined series of an in-memory run,
+    :func:`multibody.simulation.assemble.assemble_series`, are built the same way)."""
 
     def __init__(self, path, chunk: int = DEFAULT_CHUNK):
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             from ..errors import MultibodyError
             raise MultibodyError(f"the stream chunk must be a positive whole number of states, got {chunk!r}.")
-        self.path, self.chunk, self.states, self._h5, self._layout = path, int(chunk), 0, None, None
+        self.path, self.chunk, self.states, self._h5 = path, int(chunk), 0, None
+        self._labels = {}       # series name -> labels of its columns in the file
 
     def append(self, t, series: dict) -> None:
         """Write a block: times (k,) and {name: Series with data (k, c)}."""
         t = np.asarray(t, dtype=float).reshape(-1)
         if self._h5 is None:
-            self._create(series)
-        layout = tuple((name, tuple(s.labels)) for name, s in series.items())
-        if layout != self._layout:
-            raise ValueError(f"a streamed block changed the series of the result file (names or labels): "
-                             f"{[n for n, _ in layout]} after {[n for n, _ in self._layout]}")
+            self._open(series)
         k0, k = self.states, len(t)
-        for name in ("time", *series):
+        for name, s in series.items():
+            if name not in self._labels:
+                self._create(name, s)
+            self._widen(name, s)
+        for name in ("time", *self._labels):
             ds = self._h5[name]
             ds.resize(k0 + k, axis=0)
-            ds[k0:k0 + k] = t if name == "time" else np.asarray(series[name].data, dtype=float).reshape(k, -1)
+            if name == "time":
+                ds[k0:k0 + k] = t
+                continue
+            block = np.full((k, len(self._labels[name])), np.nan)
+            if name in series:
+                cols = [self._labels[name].index(x) for x in series[name].labels]
+                block[:, cols] = np.asarray(series[name].data, dtype=float).reshape(k, -1)
+            ds[k0:k0 + k] = block
         self.states += k
 
-    def _create(self, series: dict) -> None:
-        """The empty datasets, scales and series attributes (hdf5.write's layout), resizable in time."""
+    def _open(self, series: dict) -> None:
+        """The file, its attributes and the time scale."""
         import h5py
 
         h5 = self._h5 = h5py.File(self.path, "w", libver=HDF5_LIBVER)
@@ -69,21 +83,48 @@ class ResultStream:
         time = h5.create_dataset("time", shape=(0,), maxshape=(None,), chunks=(_rows(self.chunk, 1),), dtype=float)
         time.attrs.update(units="s", standard_name="time", long_name="time", unit="s")
         time.make_scale("time")
-        names = series["q"].labels if "q" in series else ()
-        for name, s in series.items():
-            if name in h5:
-                raise ValueError(f"series name '{name}' clashes with a dimension of the result file")
-            dim = hdf5.dimension_of(name, s, names)
-            if dim not in h5:
-                h5.create_dataset(dim, data=np.array(list(s.labels), dtype=object),
-                                  dtype=h5py.string_dtype()).make_scale(dim)
-            c = len(s.labels)
-            ds = h5.create_dataset(name, shape=(0, c), maxshape=(None, c), chunks=(_rows(self.chunk, c), max(c, 1)),
-                                   dtype=float)
-            ds.dims[0].attach_scale(time)
-            ds.dims[1].attach_scale(h5[dim])
-            hdf5.series_attrs(ds, name, s)
-        self._layout = tuple((name, tuple(s.labels)) for name, s in series.items())
+        self._names = series["q"].labels if "q" in series else ()
+
+    def _create(self, name: str, s) -> None:
+        """The dataset of a new series (hdf5.write's layout, resizable in time and columns; NaN in the
+        states before it appeared) and its label scale."""
+        import h5py
+
+        h5 = self._h5
+        if name in h5:
+            raise ValueError(f"series name '{name}' clashes with a dimension of the result file")
+        dim = hdf5.dimension_of(name, s, self._names)
+        if dim not in h5:
+            h5.create_dataset(dim, data=np.array(list(s.labels), dtype=object), maxshape=(None,),
+                              chunks=(max(16, len(s.labels)),), dtype=h5py.string_dtype()).make_scale(dim)
+        c = len(s.labels)
+        ds = h5.create_dataset(name, shape=(self.states, c), maxshape=(None, None), fillvalue=np.nan,
+                               chunks=(_rows(self.chunk, c), max(c, 1)), dtype=float)
+        ds.dims[0].attach_scale(h5["time"])
+        ds.dims[1].attach_scale(h5[dim])
+        hdf5.series_attrs(ds, name, s)
+        self._labels[name] = list(s.labels)
+
+    def _widen(self, name: str, s) -> None:
+        """Add the columns of the block's series ``s`` the file's series does not have yet (NaN in the
+        earlier states)."""
+        new = [x for x in s.labels if x not in self._labels[name]]
+        if not new:
+            return
+        ds = self._h5[name]
+        scale = ds.dims[1][0]
+        if scale.name.lstrip("/") == hdf5.COORDINATE_DIM:
+            raise ValueError(f"the columns of series '{name}' (the model's coordinates) changed during the run")
+        self._labels[name] += new
+        c = len(self._labels[name])
+        ds.resize(c, axis=1)
+        scale.resize((c,))
+        scale[c - len(new):] = np.array(new, dtype=object)
+        given = dict(zip(s.labels, s.column_units or (s.unit,) * len(s.labels)))
+        units = list(ds.attrs["column_units"]) + [given[x] for x in new]
+        ds.attrs["labels"], ds.attrs["column_units"] = self._labels[name], units
+        if len(set(units)) != 1 or not units[0]:
+            ds.attrs.pop("units", None)
 
     def close(self, summary: dict, events: list, jsonable) -> None:
         """Write the summary and events attributes and close the file."""

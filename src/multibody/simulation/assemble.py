@@ -25,18 +25,20 @@ from ..results.result import Result, Series
 from ..linalg.projectors import independent_coordinates, orthogonal_complement
 
 
-def _free_coordinates(model, t, q, v):
+def free_coordinates(model, t, q, v):
     """(rows, s): independent constraint rows and minimal coordinates of the model at (t, q, v)."""
     A = Workspace(model).constraints(t, q, v)[1]
     rows = pivoted_qr(A).independent_rows if A.shape[0] else np.arange(0)
     return rows, independent_coordinates(A[rows])[1]
 
 
-def momenta_rows(model, ts, qs, vs) -> np.ndarray:
+def momenta_rows(model, ts, qs, vs, basis=None) -> np.ndarray:
     """P = F^T M v (paper 002 Fig. 4a) for every recorded state of one segment, (k, n) with NaN in
-    the dependent coordinates; the minimal coordinates are chosen once, at the segment's start."""
+    the dependent coordinates; the minimal coordinates are chosen once, at the segment's start
+    (``basis``: the (rows, s) chosen there when these states are not the segment's first, e.g. a block
+    of a streamed run; default: chosen at ts[0])."""
     ws = Workspace(model)
-    rows, s = _free_coordinates(model, ts[0], qs[0], vs[0])
+    rows, s = free_coordinates(model, ts[0], qs[0], vs[0]) if basis is None else basis
     out = np.full((len(ts), model.n), np.nan)
     for i, (t, q, v) in enumerate(zip(ts, qs, vs)):
         A = ws.constraints(t, q, v)[1][rows]
@@ -51,7 +53,7 @@ def event_entry(old, new, due, t, q, v_minus, tr, M, A, U=None) -> dict:
     ws_old = Workspace(old)
     V = ws_old.potential(t, q)
     T0, T1 = kinetic_energy(M, v_minus), kinetic_energy(M, tr.v_plus)
-    rows, s = _free_coordinates(new, t, q, tr.v_plus)
+    rows, s = free_coordinates(new, t, q, tr.v_plus)
     F = orthogonal_complement(A[rows], s)
     U = np.zeros(len(v_minus)) if U is None else U
     P0, P1 = F.T @ (M @ v_minus), F.T @ (M @ tr.v_plus)
@@ -140,7 +142,8 @@ def assemble_series(segments, events: bool) -> dict:
                                        "not unique" + ("; NaN while the constraint is inactive)" if events else ")"))
     if events:
         series["momentum"] = Series(
-            np.vstack([momenta_rows(s.model, s.rec.t, s.rec.rows["q"], s.rec.rows["v"]) for s in segments]),
+            np.vstack([momenta_rows(s.model, s.rec.t, s.rec.rows["q"], s.rec.rows["v"], s.rec.momentum_basis)
+                       for s in segments]),
             names, description="generalized momenta P = F^T M v of the minimal (unlocked) coordinates, "
             "paper 002 Fig. 4a; NaN for dependent (locked) ones")
     for key in _union(list(s.rec.extra) for s in segments):

@@ -15,11 +15,13 @@ projected curve passes through the singular configuration because the run's bran
 is sigma_r ~ 0 there. The pivoted QR (linalg.rank) with ``CROSSING_TOL`` then decides the rank; a minimum
 where the rank stays r_g (a near miss) is not a crossing.
 
-Dense models only (n < assembly.SPARSE_MIN_COORDINATES); larger models report
-``singular_crossings_monitored: false`` instead of an empty list that would claim none. Measured on the 81-bar
-N-four-bar (n = 243): an SVD of its 242 x 243 A costs ~10 ms per sample, its generic sigma_r / sigma_1 is small
-(a long chain is weakly conditioned), so Weyl's test keeps refining (~17 samples per step), and each located
-crossing needs ~30 projections through the dense fallback: 157 s instead of 5 s for its 20 s run.
+Dense models only (n < assembly.SPARSE_MIN_COORDINATES); larger models on the sparse path are watched by
+:mod:`.crossings_sparse` (a sparse factorisation per sample), other large ones report
+``singular_crossings_monitored: false`` instead of an empty list that would claim none. Why not this monitor for
+them: on the 81-bar N-four-bar (n = 243) an SVD of its 242 x 243 A costs ~10 ms per sample, its generic
+sigma_r / sigma_1 is small (a long chain is weakly conditioned), so Weyl's test keeps refining (~17 samples per
+step), and each located crossing needs ~30 projections through the dense fallback: 157 s instead of 5 s for its
+20 s run.
 """
 from __future__ import annotations
 
@@ -134,9 +136,13 @@ class CrossingMonitor:
         s = self.samples
         for k in range(1, len(s) - 1):
             (ta, ra, *_), (tk, rk, *_), (tb, rb, *_) = s[k - 1], s[k], s[k + 1]
-            if rk < SCREEN and rk < ra and rk <= rb and tk > self.examined:
+            if rk < self._screen() and rk < ra and rk <= rb and tk > self.examined:
                 self.examined = tk
                 self._locate(ta, tb)
+
+    def _screen(self) -> float:
+        """Samples below this (and below their neighbours) are located."""
+        return SCREEN
 
     def _locate(self, ta: float, tb: float) -> None:
         f = self.form
@@ -153,6 +159,10 @@ class CrossingMonitor:
             return
         if np.max(np.abs(q_proj - q_star)) > OFF_BRANCH * f.model.length_scale:
             return      # the interpolant is not near the run's configuration: no evidence of a crossing
+        self._record(t_star, rank)
+
+    def _record(self, t_star: float, rank: int) -> None:
+        """A crossing at t_star if the rank there is below the generic one (once per time)."""
         if rank < self.generic and not any(abs(c["t"] - t_star) <= 1e-9 * max(1.0, abs(t_star))
                                            for c in self.crossings):
             self.crossings.append({"t": float(t_star), "rank": int(rank), "generic_rank": int(self.generic),

@@ -62,7 +62,8 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
     ``stream``: a :class:`multibody.results.stream.ResultStream` (issue 17): the stored states go to its
     file in blocks as the run goes on and are not kept; the file is complete when simulate returns, and
     the Result returned has the full summary and events but series with no rows (read the file back
-    with Result.load). Runs with events are not streamed yet.
+    with Result.load). Runs with events stream too (each segment's states in turn; the file's columns
+    are the union of the segments', as in memory).
 
     BLAS runs on MULTIBODY_BLAS_THREADS threads (default 1) during the run (:func:`blas_threads`), as
     in the CLI. The summary's ``backend`` says which path computed the right-hand sides: "compiled"
@@ -73,7 +74,7 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
                 return _simulate(model, t_end, t_start, formulation, options, formulation_options or {},
                                  progress, events, transition)
             return streamed(stream, events, lambda sink: _simulate(
-                model, t_end, t_start, formulation, options, formulation_options or {}, progress, (),
+                model, t_end, t_start, formulation, options, formulation_options or {}, progress, events,
                 transition, sink))
         except SimulationError as exc:     # every failure of a run names its model (issue 17)
             if f"'{model.name}'" in str(exc):
@@ -109,6 +110,8 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
             seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar,
                            times=times, after_event=bool(segments), sink=sink)
             segments.append(seg)
+            if sink is not None:        # streamed: this segment's states go to the file before the next's
+                sink.segment_done(seg.rec)
             t, (q, v) = seg.t, form.split(seg.t, seg.y)
             due = [e for e in timed if abs(e.t - t) <= eps_t] + seg.fired
             if not due:
@@ -123,6 +126,8 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
                 rec = Recorder(model, form, options.output_interval)
                 rec.record(t, form.initial_state(t, q, v), force=True)
                 segments.append(Segment(model, form, rec))
+                if sink is not None:
+                    sink.segment_done(rec)
                 break
     generic = {"model": segments[0].model.name, "formulation": formulation, "integrator": options.integrator,
                "rtol": options.rtol, "atol": options.atol, "step": options.step, "t_end": t_end,
@@ -130,8 +135,6 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
                "backend": "compiled" if any(getattr(s.form, "fast_rhs", None) for s in segments) else "numpy"}
     if events:
         generic["transition"] = transition
-    if sink is not None:
-        sink.finish(segments[-1].rec)
     return assemble_result(segments, log, events=bool(events), summary=generic)
 
 

@@ -39,6 +39,7 @@ class Recorder:
                                                       or spatial_reaction_map(model))   # spatial pairs (issue 23)
         self.flags = None if form.discrete else ReactionFlags(model, self.reactions)   # which are unique
         self.sink = None        # simulation.stream.ChunkSink: takes every block of `sink.chunk` states
+        self.momentum_basis = None      # (rows, s) of the momenta, chosen at the first state (streamed runs)
 
     def start(self, t0: float, y: np.ndarray, after_event: bool) -> None:
         """The segment's first state: always stored without output times; with them, if t0 is one

@@ -27,7 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SimulationError
+from ..assembly import SPARSE_MIN_COORDINATES, use_sparse
 from .crossings import CrossingMonitor
+from .crossings_sparse import SparseCrossingMonitor
 
 #: smallest accepted step, as a fraction of t_end - t_start, below which the run stops (once a step above it was
 #: accepted: the starting step chosen for a tiny atol may be smaller, and then grows)
@@ -46,7 +48,7 @@ class StepWatch:
         self.form, self.limit, self.rtol, self.atol = form, STEP_COLLAPSE_RATIO * (t_end - t_start), rtol, atol
         self.h_min, self.t_min, self.h_max = np.inf, t_start, 0.0
         self.jump, self.t_jump = 0.0, t_start
-        self.crossings = CrossingMonitor(form)
+        self.crossings = crossing_monitor(form)
 
     def restart(self, form) -> None:
         """Watch a new formulation (after an event changed the model)."""
@@ -87,3 +89,12 @@ class StepWatch:
         return {"min_step": float(self.h_min), "min_step_t": float(self.t_min),
                 "max_projection_jump": float(self.jump), "max_projection_jump_t": float(self.t_jump),
                 **self.crossings.summary()}
+
+
+def crossing_monitor(form) -> CrossingMonitor:
+    """The dense monitor (:mod:`.crossings`) for small models, the sparse one (:mod:`.crossings_sparse`) for models
+    of the sparse path (n >= SPARSE_MIN_COORDINATES, eligible); other large models stay unmonitored (and say so)."""
+    model = form.model
+    if model.n >= SPARSE_MIN_COORDINATES and use_sparse(model, None):
+        return SparseCrossingMonitor(form)
+    return CrossingMonitor(form)

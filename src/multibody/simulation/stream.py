@@ -3,13 +3,20 @@ states to a :class:`ChunkSink`, which turns it into series (the same code as an 
 :func:`.assemble.assemble_series`), appends them to a :class:`multibody.results.stream.ResultStream`
 and drops them, so the memory of a run does not grow with its length.
 
-The run summary is computed by the same code as for an in-memory run, on a *digest* of the run: the
+A run with events (paper 002: locks, releases, impulses) is a sequence of segments, each with its own
+model and recorder; the driver ends each segment with :meth:`ChunkSink.segment_done`, so the blocks reach
+the file in the order of the run, and a block of a later segment may bring constraint rows, channels or
+series the file does not have yet (the stream adds them as columns, NaN before: the joined series of an
+in-memory run). The momenta P = F^T M v of a segment use the minimal coordinates chosen at its first
+state (kept on the recorder, ``momentum_basis``), as in memory.
+
+The run summary is computed by the same code as for an in-memory run, on a *digest* of every segment: its
 first and last stored states and, for every column of every series, the state where |x| and where
 |x - x(first state)| are largest (a NaN counts as largest), and where the energy balance
 |(E - W) - (E - W)(first state)| is. Every entry of the summary built from the series is such a first,
-last or largest value (energy drift and its scale, violation maxima, final q and v, the energy balance,
-energy-momentum's drifts and scales), so the streamed summary equals the in-memory one; the digest holds
-at most 2 (columns) + 3 states, however long the run.
+last or largest value of a segment (energy drift and its scale, violation maxima, final q and v, the
+energy balance, energy-momentum's drifts and scales), so the streamed summary equals the in-memory one;
+a digest holds at most 2 (columns) + 3 states, however long the segment.
 """
 from __future__ import annotations
 
@@ -18,32 +25,37 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import MultibodyError
 from ..results.result import Result, jsonable
-from .assemble import assemble_series
+from .assemble import assemble_series, free_coordinates
 
 
 class ChunkSink:
-    """Appends a recorder's blocks of states to ``stream`` and keeps the digest (module docstring)."""
+    """Appends a recorder's blocks of states to ``stream`` and keeps the digest of the current segment
+    (module docstring). ``events``: the run has events (momentum series, the multipliers' description)."""
 
-    def __init__(self, stream):
-        self.stream, self.chunk = stream, stream.chunk
-        self._first = None      # {key: row} of the first state
+    def __init__(self, stream, events: bool = False):
+        self.stream, self.chunk, self.events = stream, stream.chunk, events
+        self._reset()
+
+    def _reset(self) -> None:
+        self._first = None      # {key: row} of the segment's first state
         self._best = {}         # (key, column, kind) -> (score, index of the state)
         self._kept = {}         # index -> (t, {key: row}): the states the digest needs
-        self._n = 0             # states taken so far
+        self._n = 0             # states of the segment taken so far
 
     def flush(self, rec) -> None:
         """Write the states ``rec`` holds and drop them from it."""
         if not rec.t:
             return
-        series = assemble_series([SimpleNamespace(model=rec.model, rec=rec)], events=False)
+        if self.events and rec.momentum_basis is None:      # the segment's first state
+            rec.momentum_basis = free_coordinates(rec.model, rec.t[0], rec.rows["q"][0], rec.rows["v"][0])
+        series = assemble_series([SimpleNamespace(model=rec.model, rec=rec)], events=self.events)
         t, rows, extra = rec.take()
         self.stream.append(t, series)
         self._digest(t, {**rows, **{f"extra:{k}": v for k, v in extra.items()}})
 
-    def finish(self, rec) -> None:
-        """Write the last block; ``rec`` then holds the digest (for the summary)."""
+    def segment_done(self, rec) -> None:
+        """Write the segment's last block; ``rec`` then holds the segment's digest (for the summary)."""
         self.flush(rec)
         idx = sorted(self._kept)
         if not idx:
@@ -53,6 +65,7 @@ class ChunkSink:
         stack = {key: np.array([self._kept[i][1][key] for i in idx]) for key in keys}
         rec.hold(t, {k: v for k, v in stack.items() if not k.startswith("extra:")},
                  {k[6:]: v for k, v in stack.items() if k.startswith("extra:")})
+        self._reset()
 
     def _digest(self, t, arrays: dict) -> None:
         """Update the first, last and largest states with a block (t, {key: (k, c)})."""
@@ -86,12 +99,10 @@ class ChunkSink:
 
 def streamed(stream, events, run) -> Result:
     """``run(sink)`` (the driver's loop) streaming into ``stream``; the file is finished with the
-    summary and events, or closed as it is when the run fails. Returns the Result without rows."""
-    if events:
-        raise MultibodyError("a run with events cannot be streamed yet (the series of its segments are "
-                             "joined at the end); run it without streaming.")
+    summary and events, or closed as it is when the run fails. ``events``: the run has events.
+    Returns the Result without rows."""
     try:
-        result = run(ChunkSink(stream))
+        result = run(ChunkSink(stream, bool(events)))
         result.summary["streamed_states"] = stream.states
         stream.close(result.summary, result.events, jsonable)
     except BaseException:

@@ -1,0 +1,73 @@
+"""Benchmark (issue 16 item 2): cost per step of the spatial models.
+
+Energy-momentum steps (paper 004, schemes ``constrained`` and ``reduced``, h = 1e-3) on the six-body linkage and
+the gyro top, and lagrange + dopri5 (rtol 1e-10) on the six-body linkage: median CPU time per step (and per rhs
+evaluation) over ``--repeat`` runs, in one process with one BLAS thread (the machine is shared: CPU times).
+
+    python benchmarks/spatial_cost.py [--steps 200] [--repeat 3] [--csv benchmarks/results/spatial.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+from multibody.models.spatial_models import gyro_top, six_body_linkage  # noqa: E402
+from multibody.simulation import RunOptions, simulate  # noqa: E402
+from results_csv import write_rows  # noqa: E402
+
+GOALS = {("six-body-linkage", "constrained"): 1.0, ("six-body-linkage", "reduced"): 1.0,
+         ("gyro-top", "constrained"): 0.1, ("gyro-top", "reduced"): 0.1, ("six-body-linkage", "lagrange"): 0.5}
+
+
+def cpu_of(run, repeat):
+    """(median CPU seconds, last result) of ``run()``."""
+    out, res = [], None
+    for _ in range(repeat):
+        c0 = time.process_time()
+        res = run()
+        out.append(time.process_time() - c0)
+    return float(np.median(out)), res
+
+
+def row(model, setting, runs, cpu, s, goal) -> dict:
+    return {"model": model, "setting": setting, "runs": runs, "cpu_median_s": cpu, "steps": s["steps"],
+            "cpu_per_step_ms": 1e3 * cpu / s["steps"], "goal_ms": goal, "rhs_evaluations": s.get("rhs_evaluations", ""),
+            "backend": s.get("backend", "")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--csv", default=os.path.join(os.path.dirname(__file__), "results", "spatial.csv"))
+    a = ap.parse_args()
+    h, rows = 1e-3, []
+    for name, factory in (("six-body-linkage", six_body_linkage), ("gyro-top", gyro_top)):
+        model = factory()
+        for scheme in ("constrained", "reduced"):
+            opts = RunOptions(integrator="energy-momentum", step=h, diagnostics=False, output_interval=10 * h)
+            cpu, r = cpu_of(lambda: simulate(model, t_end=a.steps * h, formulation=scheme, options=opts), a.repeat)
+            steps = r.summary["steps"]
+            rows.append(row(name, f"energy-momentum {scheme} h {h:g}", a.repeat, cpu, r.summary, GOALS[name, scheme]))
+            write_rows(a.csv, rows)
+            print(f"{name:17s} energy-momentum {scheme:11s} h {h:g}: {1e3 * cpu / steps:7.3f} ms/step "
+                  f"(goal {GOALS[name, scheme]} ms), Newton mean {r.summary['newton_iterations_mean']:.2f}", flush=True)
+    model = six_body_linkage()
+    opts = RunOptions(rtol=1e-10, atol=1e-12)
+    cpu, r = cpu_of(lambda: simulate(model, t_end=a.steps * h, options=opts), a.repeat)
+    s = r.summary
+    rows.append(row("six-body-linkage", "lagrange dopri5 rtol 1e-10", a.repeat, cpu, s, GOALS["six-body-linkage",
+                                                                                              "lagrange"]))
+    write_rows(a.csv, rows)
+    print(f"six-body-linkage  lagrange dopri5 rtol 1e-10: {1e3 * cpu / s['steps']:7.3f} ms/step (goal 0.5 ms), "
+          f"{1e3 * cpu / s['rhs_evaluations']:.3f} ms per rhs evaluation (whole run), backend {s['backend']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,307 @@
+"""Compiled (numba) kernels of the null-space formulation's right-hand side (paper 000; issue 16 item 1): one
+call per evaluation instead of ~15 NumPy calls and a Python evaluation of every constraint group. The readable
+references, which define the numbers (tests/test_fast_nullspace.py checks the agreement), are
+``ContinuationNullSpace._chart_dynamics`` (``--basis continuation``, eqs 9-11 in the frozen chart) and
+``NullSpace._dynamics`` / ``NullSpace.rhs`` (``--basis flow``, eqs 9-11 and T' = -A^+ A' T, eq. 15);
+the packed model is that of :mod:`.kernels` (:class:`.packed.PackedModel`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .kernels import assemble, cholesky, cholesky_solve
+from .step_kernels import constraint_phi
+
+#: the regularised pseudo-inverse is formed from the Cholesky factor of the Gram matrix while its smallest
+#: pivot ratio (an optimistic estimate of 1 / cond(B)^2) is >= this; below it from the SVD, as the reference does
+#: everywhere (structurally redundant rows, singular configurations)
+GRAM_PIVOT_RATIO = 1e-3
+
+#: where the SVD shows a singular configuration near (the singular value of the generic rank below this times the
+#: largest) the kernels decline and the formulation runs its reference: there the motion is sensitive to round-off
+#: (a step may land on another branch's tangent) and the singular-configuration tests of issue 12 were tuned on the
+#: reference's numbers (measured: with the compiled SVD there, 2 of 8 tight-tolerance runs of the double four-bar
+#: stopped on a projection jump, the reference none)
+DECLINE_RATIO = 1e-3
+
+#: power iterations for the largest eigenvalue of the Gram matrix (mu = rel s_max): the Rayleigh quotient's
+#: relative error after k iterations is ~ (lambda_2 / lambda_1)^(2k); it enters only the penalty (mu / s)^2
+POWER_ITERATIONS = 30
+
+
+@njit(cache=True)
+def evaluate(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, ddf, A, gamma, phi):
+    """Phi (m,) (minus ``shift`` = f(t)), A (m, n + 1) and gamma (m,) (plus ``ddf`` = f''(t)) at qe, ve (n + 1,):
+    the Workspace's ``constraints`` for the builder primitives (model.constraints; paper 000 eq. 6)."""
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    for i in range(gamma.shape[0]):
+        gamma[i] += ddf[i]
+    constraint_phi(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, phi)
+
+
+@njit(cache=True)
+def _largest_eigenvalue(K, x):
+    """The largest eigenvalue of the symmetric positive semi-definite K (d, d): Rayleigh quotient after
+    POWER_ITERATIONS power iterations from x (d,), the caller's previous eigenvector estimate (warm start: along
+    one step the matrix hardly changes), which is left normalised in x; an all-zero x starts from a ramp."""
+    d = K.shape[0]
+    nx = 0.0
+    for i in range(d):
+        nx += x[i] * x[i]
+    if nx == 0.0 or not np.isfinite(nx):
+        for i in range(d):
+            x[i] = 1.0 + 1e-3 * i
+    y = np.empty(d)
+    lam, last = 0.0, -1.0
+    for _ in range(POWER_ITERATIONS):
+        nx, ny, yy = 0.0, 0.0, 0.0
+        for i in range(d):
+            s = 0.0
+            for j in range(d):
+                s += K[i, j] * x[j]
+            y[i] = s
+            nx += x[i] * x[i]
+            ny += x[i] * s
+            yy += s * s
+        if yy == 0.0:
+            return 0.0
+        lam, scale = ny / nx, 1.0 / np.sqrt(yy)
+        for i in range(d):
+            x[i] = y[i] * scale
+        if abs(lam - last) <= 1e-15 * lam:
+            break
+        last = lam
+    return lam
+
+
+@njit(cache=True)
+def smooth_pinv(B, rel, tau, x, K, rank):
+    """The smooth pseudo-inverse B_mu^+ = W diag(s / (s^2 + mu^2)) U^T of B (p, k), mu = rel s_max
+    (linalg.tangent.SmoothPinv). Identical in exact arithmetic to the Tikhonov forms (B^T B + mu^2 I)^-1 B^T
+    (p >= k) and B^T (B B^T + mu^2 I)^-1 (p < k): path 0 leaves the Cholesky factor of that Gram matrix in K
+    (min(p, k) square) while it is well conditioned (pivot ratio >= ``tau``: round-off <~ eps / tau relative),
+    else path 1 returns P (k, p) from the SVD, as the reference does everywhere. s_max^2 by power iteration
+    warm-started from x (:func:`_largest_eigenvalue`). Returns (path, P); apply with :func:`pinv_apply`. Path 2
+    (nothing valid): the SVD shows s_rank < DECLINE_RATIO s_1, a singular configuration near."""
+    p, k = B.shape
+    tall = p >= k
+    d = K.shape[0]
+    for i in range(d):
+        for j in range(i + 1):
+            s = 0.0
+            if tall:
+                for l in range(p):
+                    s += B[l, i] * B[l, j]
+            else:
+                for l in range(k):
+                    s += B[i, l] * B[j, l]
+            K[i, j] = s
+            K[j, i] = s
+    smax2 = _largest_eigenvalue(K, x)
+    mu2 = rel * rel * smax2
+    for i in range(d):
+        K[i, i] += mu2
+    if smax2 > 0.0 and cholesky(K, d) >= tau:
+        return 0, np.zeros((0, 0))
+    U, sv, Wt = np.linalg.svd(B, full_matrices=False)
+    P = np.zeros((k, p))
+    if sv.shape[0] == 0 or sv[0] == 0.0:
+        return 1, P
+    if rank > 0 and sv[rank - 1] < DECLINE_RATIO * sv[0]:
+        return 2, P
+    mu = rel * sv[0]
+    sp = sv / (sv * sv + mu * mu)
+    return 1, Wt.T @ (sp.reshape(-1, 1) * U.T)
+
+
+@njit(cache=True)
+def pinv_apply(B, path, K, P, v, out):
+    """out (k,) = B_mu^+ v for v (p,), with (path, P) from :func:`smooth_pinv` and K its Cholesky factor."""
+    p, k = B.shape
+    if path == 1:
+        for i in range(k):
+            s = 0.0
+            for j in range(p):
+                s += P[i, j] * v[j]
+            out[i] = s
+        return
+    if p >= k:                       # (B^T B + mu^2 I)^-1 B^T v
+        for i in range(k):
+            s = 0.0
+            for j in range(p):
+                s += B[j, i] * v[j]
+            out[i] = s
+        cholesky_solve(K, out, k)
+        return
+    c = v.copy()                     # B^T (B B^T + mu^2 I)^-1 v
+    cholesky_solve(K, c, p)
+    for i in range(k):
+        s = 0.0
+        for j in range(p):
+            s += B[j, i] * c[j]
+        out[i] = s
+
+
+@njit(cache=True)
+def _matvec(A, x, out, add):
+    """out (p,) = A x (add: out += A x) for A (p, k) by loops (no BLAS call for these small sizes)."""
+    for i in range(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            s += A[i, j] * x[j]
+        out[i] = out[i] + s if add else s
+
+
+@njit(cache=True)
+def _reduced_solve(X, M, diag, rhs, z):
+    """z (f,) = (X^T M X)^-1 X^T rhs (Cholesky); False if X^T M X is not positive definite."""
+    n, nf = X.shape
+    MX = np.empty((n, nf))
+    for j in range(nf):
+        if diag:
+            for i in range(n):
+                MX[i, j] = M[i, i] * X[i, j]
+        else:
+            for i in range(n):
+                s = 0.0
+                for l in range(n):
+                    s += M[i, l] * X[l, j]
+                MX[i, j] = s
+    K = np.empty((nf, nf))
+    for a in range(nf):
+        s = 0.0
+        for i in range(n):
+            s += X[i, a] * rhs[i]
+        z[a] = s
+        for b in range(nf):
+            s = 0.0
+            for i in range(n):
+                s += X[i, a] * MX[i, b]
+            K[a, b] = s
+    if cholesky(K, nf) <= 0.0:
+        return False
+    cholesky_solve(K, z, nf)
+    return True
+
+
+@njit(cache=True)
+def _force_minus(M, diag, f, b):
+    """f - M b (n,)."""
+    out = f.copy()
+    n = f.shape[0]
+    for i in range(n):
+        if diag:
+            out[i] -= M[i, i] * b[i]
+        else:
+            for j in range(n):
+                out[i] -= M[i, j] * b[j]
+    return out
+
+
+@njit(cache=True)
+def continuation_rhs(y, ddf, dshift, prim, pval, mcols, mloc, mvec, M, diag, f, Q1, T, rel, tau, qe, ve, A, gamma, x,
+                     K):
+    """(y' = [x', w'] (n + f,), x'' (n,), path, X (n, f)) of ``--basis continuation`` in the chart Q1 (n, r), T (n, f)
+    (ContinuationNullSpace._chart_dynamics; paper 000 eqs 9-11): X = T - Q1 G^+ A T, G = A Q1,
+    x' = X w - Q1 G^+ Phi_t (Phi_t = -dshift), X^T M X w' = X^T (f - M b), b = Q1 G^+ gamma, x'' = X w' + b.
+    path: 0 Cholesky, 1 SVD pseudo-inverse (:func:`smooth_pinv`); nothing valid, the caller runs the reference:
+    -1 X^T M X not positive definite (the reference raises the explanatory error), -2 a singular configuration
+    near (:data:`GRAM_PIVOT_RATIO`). x (r,), K (r, r): workspaces
+    (x keeps the warm start of the power iteration)."""
+    n, nf, r, m = M.shape[0], T.shape[1], Q1.shape[1], A.shape[0]
+    out, acc = np.empty(n + nf), np.empty(n)
+    qe[:n] = y[:n]
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    G = np.zeros((m, r))
+    AT = np.zeros((m, nf))
+    for i in range(m):
+        for l in range(n):
+            a = A[i, l]
+            if a != 0.0:
+                for j in range(r):
+                    G[i, j] += a * Q1[l, j]
+                for j in range(nf):
+                    AT[i, j] += a * T[l, j]
+    path, P = smooth_pinv(G, rel, tau, x, K, r)
+    if path == 2:
+        return out, acc, -2, T
+    X = T.copy()
+    c = np.empty(r)
+    for j in range(nf):                             # X = T - Q1 G^+ (A T)
+        pinv_apply(G, path, K, P, np.ascontiguousarray(AT[:, j]), c)
+        for i in range(n):
+            s = 0.0
+            for l in range(r):
+                s += Q1[i, l] * c[l]
+            X[i, j] -= s
+    xdot = out[:n]
+    _matvec(X, y[n:], xdot, False)
+    if np.any(dshift != 0.0):
+        pinv_apply(G, path, K, P, dshift, c)
+        _matvec(Q1, c, xdot, True)
+    ve[:n] = xdot
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    pinv_apply(G, path, K, P, gamma + ddf, c)
+    b = np.empty(n)
+    _matvec(Q1, c, b, False)
+    z = out[n:]
+    if not _reduced_solve(X, M, diag, _force_minus(M, diag, f, b), z):
+        return out, acc, -1, X
+    acc[:] = b
+    _matvec(X, z, acc, True)
+    return out, acc, path, X
+
+
+@njit(cache=True)
+def flow_rhs(y, nf, r, ddf, dshift, prim, pval, mcols, mloc, mvec, M, diag, f, rel, tau, qe, ve, A, gamma, x, K):
+    """(y' = [x', w', vec(T')] (n + f + n f,), x'' (n,), path, z (f,)) of ``--basis flow`` at y = [x, w, vec(T)]
+    (NullSpace.rhs; paper 000 eqs 9-11, 15): x' = T w - A^+ Phi_t, x'' = T z + A^+ gamma with
+    T^T M T z = T^T (f - M A^+ gamma), T' = -A^+ A' T (A' T by polarisation of gamma,
+    linalg.tangent.jacobian_rate_times), w' = z + T'^T x'. r: the generic rank. path as in
+    :func:`continuation_rhs`; x (min(m, n),),
+    K (min(m, n), min(m, n)) workspaces."""
+    n, m = M.shape[0], A.shape[0]
+    out, acc = np.empty(y.shape[0]), np.empty(n)
+    T = np.ascontiguousarray(y[n + nf:]).reshape(n, nf)
+    qe[:n] = y[:n]
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    An = np.ascontiguousarray(A[:, :n])
+    path, P = smooth_pinv(An, rel, tau, x, K, r)
+    if path == 2:
+        return out, acc, -2, np.empty(nf)
+    xdot = out[:n]
+    _matvec(T, y[n:n + nf], xdot, False)
+    c = np.empty(n)
+    if np.any(dshift != 0.0):
+        pinv_apply(An, path, K, P, dshift, c)
+        xdot += c
+    ve[:n] = xdot
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    a_perp = np.empty(n)
+    pinv_apply(An, path, K, P, gamma + ddf, a_perp)
+    z = np.empty(nf)
+    if not _reduced_solve(T, M, diag, _force_minus(M, diag, f, a_perp), z):
+        return out, acc, -1, z
+    g = np.empty(m)
+    Tdot = out[n + nf:].reshape(n, nf)
+    for j in range(nf):                             # A' T by polarisation, T' = -A^+ (A' T)
+        ve[:n] = xdot + T[:, j]
+        assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+        g[:] = gamma
+        ve[:n] = xdot - T[:, j]
+        assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+        pinv_apply(An, path, K, P, (g - gamma) / 4.0, c)
+        Tdot[:, j] = c
+    for j in range(nf):
+        s = 0.0
+        for i in range(n):
+            s += Tdot[i, j] * xdot[i]
+        out[n + j] = z[j] + s
+    acc[:] = a_perp
+    _matvec(T, z, acc, True)
+    return out, acc, path, z

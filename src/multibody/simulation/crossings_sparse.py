@@ -1,0 +1,121 @@
+"""Singular crossings of large models (n >= assembly.SPARSE_MIN_COORDINATES) at the cost of a sparse
+factorisation per sample (paper 000 Sect. 2.5; issue 12). :mod:`.crossings` watches sigma_r / sigma_1 from a
+dense SVD, ~10 ms for the 242 x 243 Jacobian of the 81-bar N-four-bar; with Weyl's refinement and the projected
+Brent search that made its 20 s run 157 s instead of 5 s.
+
+Here the indicator is the pivot ratio rho = min_i D_i / max_i D_i of the symmetric (LDL^T, SuperLU in symmetric
+mode, fill-reducing ordering, no pivoting) factorisation of S = A A^T, the matrix the sparse path factorises
+anyway (linalg.sparse.factor_spd; ~0.5 ms for the N-four-bar). Why every crossing shows as a dip: for S symmetric
+positive definite every pivot is D_k = 1 / [(S_kk)^-1]_kk >= lambda_min(S) = sigma_m(A)^2 > 0 (S_kk the leading
+k x k block, an SPD matrix whose smallest eigenvalue is >= lambda_min(S) by interlacing), and prod D_k = det S =
+prod sigma_i^2: where A loses rank det S = 0, so some pivot is 0 and rho = 0; away from it rho > 0. The D_k are
+smooth functions of the configuration, so rho dips to zero and rises again across a crossing (the ordering
+is fixed by the sparsity pattern). It is sampled at every accepted state and at ``INTERIOR`` points of each step
+on the dense output (a dip narrower than that spacing could pass unseen: no Weyl bound here); a local minimum below
+``SCREEN`` times the largest rho of the run is located by Brent's bounded search on log rho along the (unprojected)
+dense output. That output is off the branch by the local error, so the time is then refined on the path projected
+onto Phi = 0 (parabolic steps on sigma_r^2 from dense SVDs, smooth there: sigma_r is the modulus of a function
+that changes sign) while a singular value of A there lies between CROSSING_TOL and ``AMBIGUOUS`` times the
+largest (undecided), at most ``REFINE`` steps; then the singular values with crossings.CROSSING_TOL decide the
+rank (measured on the N-four-bar without refinement: rank 242 of 242 at rtol 1e-4 where the crossing drops it to
+202, and 203 instead of 202 once in 20 crossings at rtol 1e-7; its generic s_r / s_1 is 1.7e-2). Cost per step:
+(1 + INTERIOR) sparse factorisations (measured: ~10% of a 100-bar chain's run, 9.9 s against 9.0 s CPU at rtol
+1e-6); per crossing: ~40 sparse ones, one projection and one dense SVD, and three more of each per refinement step.
+
+Models whose A is rank deficient from the start (redundant rows) have det S = 0 everywhere: the indicator says
+nothing there, and such runs keep ``singular_crossings_monitored: false``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.optimize as so
+import scipy.sparse.linalg as spla
+
+from ..errors import MultibodyError
+from ..kinematics import solve_positions
+from .crossings import CROSSING_TOL, LOCATE_XTOL, OFF_BRANCH, CrossingMonitor
+
+#: dense-output samples inside each step (besides the accepted states)
+INTERIOR = 1
+#: a local minimum of rho below SCREEN times the largest rho seen in the run is located
+SCREEN = 0.05
+#: parabolic refinement steps of the located time on the projected path (sigma_r^2 is locally a parabola)
+REFINE = 3
+#: singular values of A at the located configuration between CROSSING_TOL and AMBIGUOUS times the largest leave
+#: the rank undecided (the location is not close enough to tell a vanishing one from a small generic one): refine
+AMBIGUOUS = 1e-4
+#: pivot ratio at the start below which A counts as rank deficient (redundant rows): unmonitored
+REDUNDANT = 1e-14
+
+
+def pivot_ratio(A) -> float:
+    """min D / max D of the symmetric SuperLU factorisation of A A^T (0.0 if it fails: A rank deficient)."""
+    try:
+        lu = spla.splu((A @ A.T).tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                       options={"SymmetricMode": True})
+    except RuntimeError:
+        return 0.0
+    d = np.abs(lu.U.diagonal())
+    return float(d.min() / d.max()) if d.size and d.max() > 0 and np.all(np.isfinite(d)) else 0.0
+
+
+class SparseCrossingMonitor(CrossingMonitor):
+    """:class:`~.crossings.CrossingMonitor` with the sparse pivot-ratio indicator (module docstring)."""
+
+    def restart(self, form) -> None:
+        super().restart(form)
+        self.active, self.rho_max = 0 < form.ws.m, 0.0
+        self.generic = form.ws.m
+
+    def _sample(self, t, q) -> tuple:
+        rho = pivot_ratio(self.form.ws.sparse_constraints(t, q, np.zeros_like(q))[1])
+        if self.rho_max == 0.0 and rho < REDUNDANT:     # rank deficient at the first sample: redundant rows
+            self.active = False
+        self.rho_max = max(self.rho_max, rho)
+        return t, rho, None, 1.0
+
+    def _refine(self, a: tuple, b: tuple, depth: int = 0) -> list:
+        ts = a[0] + (b[0] - a[0]) * np.arange(1, INTERIOR + 1) / (INTERIOR + 1)
+        return [self._sample(t, self._position(t)) for t in ts]
+
+    def _screen(self) -> float:
+        return SCREEN * self.rho_max
+
+    def _locate(self, ta: float, tb: float) -> None:
+        f = self.form
+        log_rho = lambda t: np.log(max(self._sample(t, self._position(t))[1], 1e-300))    # noqa: E731
+        try:
+            mid = (ta + tb) / 2
+            t_star = mid + so.minimize_scalar(lambda x: log_rho(mid + x), bounds=(ta - mid, tb - mid),
+                                              method="bounded", options={"xatol": LOCATE_XTOL}).x
+            d, q_proj = 1e-3 * (tb - ta), self._project(t_star)
+            for k in range(REFINE + 1):      # the dense output is off the branch by the local error: refine
+                s = np.linalg.svd(self._A(t_star, q_proj), compute_uv=False)
+                s = s / s[0]
+                if k == REFINE or not np.any((s > CROSSING_TOL.rtol) & (s <= AMBIGUOUS)):
+                    break
+                t_new, q_proj = self._parabola(t_star, ta, tb, d)
+                d, t_star = max(abs(t_new - t_star), 1e-12 * max(1.0, abs(t_star))), t_new
+            rank = int(np.count_nonzero(s > CROSSING_TOL.rtol))
+        except (MultibodyError, ValueError, np.linalg.LinAlgError):
+            return
+        if np.max(np.abs(q_proj - self._position(t_star))) > OFF_BRANCH * f.model.length_scale:
+            return
+        self._record(t_star, rank)
+
+    def _project(self, t):
+        """The dense output's configuration at t projected onto Phi = 0."""
+        return solve_positions(self.form.model, self._position(t), t, ws=self.form.ws)
+
+    def _parabola(self, t, ta, tb, d):
+        """One parabolic step on sigma_r^2 of the projected path through t - d, t, t + d (dense SVDs): (t*, q)."""
+        def sig2(t):
+            return float(np.linalg.svd(self._A(t, self._project(t)), compute_uv=False)[self.generic - 1]) ** 2
+
+        lo, hi = max(ta, t - d), min(tb, t + d)
+        y0, y1, y2 = sig2(lo), sig2(t), sig2(hi)
+        a = ((y2 - y1) / (hi - t) - (y1 - y0) / (t - lo)) / (hi - lo) if lo < t < hi else 0.0
+        if a > 0:
+            b = (y2 - y1) / (hi - t) - a * (hi - t)     # slope at t of the parabola through the three points
+            t = float(np.clip(t - b / (2 * a), lo, hi))
+        return t, self._project(t)

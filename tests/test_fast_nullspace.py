@@ -1,0 +1,157 @@
+"""The compiled null-space formulation (multibody.fast.nullspace, issue 16 item 1) reproduces its NumPy reference.
+
+Both evaluate the same formulas of paper 000 (eqs 9-15): the constraint terms of the builder primitives, the
+smooth pseudo-inverse W diag(s / (s^2 + mu^2)) U^T (path 0 in its exactly equal Tikhonov form by Cholesky where
+the Gram matrix is well conditioned, path 1 by the same SVD), and the projection's pinned Gauss-Newton steps
+(the same LAPACK SVD). They differ by round-off, eps times a moderate condition number, so 1e-12 relative is
+asserted (as tests/test_fast.py does for lagrange); whole runs differ by the integrator's response to that
+round-off, bounded by its tolerance.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from multibody import RunOptions, simulate  # noqa: E402
+from multibody.assembly import Workspace  # noqa: E402
+from multibody.fast.packed import CompiledWorkspace  # noqa: E402
+from multibody.formulations.nullspace_continuation import nullspace  # noqa: E402
+from multibody.kinematics import solve_positions  # noqa: E402
+from multibody.models import MODELS  # noqa: E402
+from test_fast import ROUND_OFF, all_primitives_model  # noqa: E402
+
+MODELS_FAST = ["double-four-bar", "double-four-bar-modified", "four-bar-2x2-modified", "physical-pendulum"]
+
+
+def close(a, b, tol=ROUND_OFF, scale=None):
+    """max |a - b| <= tol * (scale or max |b|) (zero arrays agree)."""
+    return np.abs(a - b).max() <= tol * (np.abs(b).max() if scale is None else scale)
+
+
+def round_off(form, y):
+    """The agreement to expect at y: ROUND_OFF, or eps s_1 / s_k (times a safety of 100) for the smallest singular
+    value s_k of A above the regularisation width mu = rel s_1: off the constraint manifold a redundant row has a
+    small, nonzero singular value, and the smooth pseudo-inverse divides the round-off by it."""
+    s = np.linalg.svd(form.ws.constraints(0.0, y[:form.model.n], y[:form.model.n])[1], compute_uv=False)
+    kept = s[s > form.reg.rel * s[0]]
+    return max(ROUND_OFF, 100 * np.finfo(float).eps * s[0] / kept[-1])
+
+
+def pair(model, basis):
+    """(compiled, reference) formulations, both started at the model's initial state."""
+    fast, ref = nullspace(model, basis=basis), nullspace(model, basis=basis, fast=False)
+    y0 = fast.initial_state(0.0, model.q0, model.v0)
+    ref.initial_state(0.0, model.q0, model.v0)
+    assert fast.fast_rhs is not None and isinstance(fast.ws, CompiledWorkspace)
+    assert ref.fast_rhs is None and type(ref.ws) is Workspace
+    return fast, ref, y0
+
+
+def states(model, form, y0, rng):
+    """y0, y0 with other generalized velocities, and y0 moved off the manifold (Runge-Kutta stages are)."""
+    n, f = model.n, form.f
+    out = [y0]
+    for spread in (0.0, 1e-3):
+        y = y0.copy()
+        y[n:n + f] += rng.standard_normal(f)
+        y[:n] += spread * rng.standard_normal(n)
+        out.append(y)
+    return out
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+@pytest.mark.parametrize("name", MODELS_FAST)
+def test_rhs_split_accelerations_match_reference(name, basis):
+    model = MODELS[name].factory()
+    fast, ref, y0 = pair(model, basis)
+    for y in states(model, fast, y0, np.random.default_rng(3)):
+        tol = round_off(ref, y)
+        assert close(fast.rhs(0.0, y), ref.rhs(0.0, y), tol)
+        q, v = ref.split(0.0, y)
+        assert close(fast.split(0.0, y)[1], v, tol)
+        a, b = fast.accelerations(0.0, q, v), ref.accelerations(0.0, q, v)
+        assert close(a.vdot, b.vdot, tol)
+        assert close(a.info["qdd_ind"], b.info["qdd_ind"], tol, scale=np.abs(b.vdot).max())
+        assert close(a.multipliers, b.multipliers, 100 * tol)      # minimum-norm lstsq of either x''
+    if basis == "continuation":     # G = A Q1 has full column rank away from singular configurations: Cholesky
+        assert fast.fast_rhs.paths[0] == 3
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+def test_near_singular_configuration_takes_the_svd_and_matches(basis):
+    """At the double four-bar's singular configuration (rank 12 < 14) the Gram matrix is singular: the kernel
+    declines Cholesky and uses the SVD, as the reference does."""
+    model = MODELS["double-four-bar"].factory()
+    fast, ref, y0 = pair(model, basis)
+    y = y0.copy()
+    y[:model.n] = model.configuration("singular") + 1e-9
+    out = fast.rhs(0.0, y)
+    assert fast.fast_rhs.paths[2] == 1       # declined: the reference ran
+    assert close(out, ref.rhs(0.0, y), 1e-6)       # eps / sigma: the 0/0 solves at distance 1e-9
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+def test_drivers_and_every_primitive(basis):
+    """Prescribed motions (Phi_t, f'') and all primitive kinds (Distance, Angle, LineProjection, drivers)."""
+    model = all_primitives_model()
+    fast, ref, y0 = pair(model, basis)
+    for t in (0.0, 0.37):
+        for y in states(model, fast, y0, np.random.default_rng(5)):
+            assert close(fast.rhs(t, y), ref.rhs(t, y), round_off(ref, y))
+            q, ws = y[:model.n], Workspace(model)
+            for a, b in zip(fast.ws.constraints(t, q, q), ws.constraints(t, q, q)):
+                assert np.allclose(a, b, rtol=0, atol=ROUND_OFF * max(1.0, np.abs(b).max()))
+
+
+def test_projection_matches_solve_positions():
+    model = all_primitives_model()
+    fast, ref, _ = pair(model, "continuation")
+    x = model.q0 + 1e-3 * np.random.default_rng(7).standard_normal(model.n)
+    want = solve_positions(model, x, 0.37, ws=ref.ws, tol=ref.projection_tol)
+    got = fast.ws.solve_positions(x, 0.37, ref.projection_tol)
+    assert np.abs(got - want).max() < 1e-14 * model.length_scale * 10
+    assert fast.ws.solve_positions(np.full(model.n, np.nan), 0.0, ref.projection_tol) is None   # reference raises
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+def test_runs_agree_within_tolerance(basis):
+    """1 s of the double four-bar, compiled and reference: the same steps up to round-off, so end states agree
+    far below the tolerance's global error (~1e-8 here)."""
+    model = MODELS["double-four-bar"].factory()
+    opts = RunOptions(rtol=1e-10, atol=1e-12)
+    runs = [simulate(model, t_end=1.0, formulation="nullspace", options=opts,
+                     formulation_options={"basis": basis, "fast": on}) for on in (True, False)]
+    assert runs[0].summary["backend"] == "compiled" and runs[1].summary["backend"] == "numpy"
+    assert np.abs(runs[0].q[-1] - runs[1].q[-1]).max() < 1e-8
+
+
+@pytest.mark.parametrize("shape", [(14, 15), (12, 12), (16, 15), (3, 2)])
+def test_pivoted_qr_by_lapack_is_scipys(shape):
+    """The same LAPACK routines with the same arguments: bit for bit the factorisation of linalg.rank.pivoted_qr."""
+    from multibody.fast.lapack import fast_pivoted_qr
+    from multibody.linalg.rank import pivoted_qr
+    A = np.random.default_rng(11).standard_normal(shape)
+    A[-1] = A[0] - A[1]          # a redundant row
+    a, b = pivoted_qr(A), fast_pivoted_qr(A)
+    assert np.array_equal(a.Q, b.Q) and np.array_equal(a.R, b.R) and np.array_equal(a.perm, b.perm)
+    assert a.rank == b.rank == min(shape[0] - 1, shape[1])
+
+
+@pytest.mark.parametrize("h", [1e-3, 0.3, 3.0])
+def test_continued_basis_matches_expm(h):
+    """Eq. 22 by the scaled Taylor series of the action of expm (Al-Mohy & Higham 2011) against SciPy's expm of
+    the whole matrix, then App. A: the same T_{k+1} to round-off, also for a large |Omega h| (scaling)."""
+    from multibody.fast.basis_kernels import continue_basis as fast_continue
+    from multibody.linalg.tangent import continue_basis
+    rng = np.random.default_rng(2)
+    n, r = 15, 13
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    Omega = rng.standard_normal((n, n))
+    Omega = Omega - Omega.T
+    Omega[r:, r:] = 0.0
+    Q1_new = np.linalg.qr(Q[:, :r] + 1e-3 * rng.standard_normal((n, r)))[0]
+    want = continue_basis(Q[:, :r], Q[:, r:], Omega, h, Q1_new)
+    got = fast_continue(*(np.ascontiguousarray(a) for a in (Q[:, :r], Q[:, r:], Omega)), h, Q1_new)
+    assert np.abs(got - want).max() < 1e-13 * max(1.0, np.abs(Omega).sum(axis=0).max() * h)
