@@ -55,7 +55,7 @@ from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
 from ..linalg.rank import pivoted_qr
 from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, pair_frames, predictor,
-                                   reparametrize, twist_matrix)
+                                   reparametrize, rotation_slots, twist_matrix)
 from .discrete_forces import DiscreteForces
 
 #: complex step for the Jacobians (any tiny value: no subtraction error)
@@ -256,6 +256,8 @@ class EnergyMomentumStepper:
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     mu = mu - np.linalg.solve(J, r.real)
                     dq = self._reduced_residual(qn, vn, mu)[1]
+                if any(np.max(np.abs(mu[sl])) > np.pi for sl in rotation_slots(self.tree)):
+                    return None    # a spurious branch (a turn by more than pi in one step; planar pair, 403.6 s)
                 self.iterations, self.mu, self.dq = it, mu, dq
                 return dq
             if it == self.tol.max_iterations:

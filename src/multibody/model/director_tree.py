@@ -339,6 +339,15 @@ def predictor(tree: Tree, qn: np.ndarray, dq: np.ndarray) -> np.ndarray:
     Newton in the basin of the discrete solution, e.g. the top at dt = 0.05, Table II)."""
     P = null_space_matrix(tree, qn)
     mu = np.linalg.lstsq(P, dq, rcond=None)[0]
+    for sl in rotation_slots(tree):
+        w = np.linalg.norm(mu[sl])
+        if w > 0:
+            mu[sl] *= 2 * np.arctan(w / 2) / w
+    return mu
+
+
+def rotation_slots(tree: Tree) -> list:
+    """The slices of mu that are rotation angles (roots' theta, S pairs' theta, the R/C/E pairs' angle)."""
     slots = [slice(s + 3, s + 6) for _, s in tree.roots]
     for j in tree.joints:
         if j.kind == "S":
@@ -346,8 +355,4 @@ def predictor(tree: Tree, qn: np.ndarray, dq: np.ndarray) -> np.ndarray:
         elif j.kind != "P":
             k = j.start + PAIR_DOF[j.kind] - 1
             slots.append(slice(k, k + 1))
-    for sl in slots:
-        w = np.linalg.norm(mu[sl])
-        if w > 0:
-            mu[sl] *= 2 * np.arctan(w / 2) / w
-    return mu
+    return slots
