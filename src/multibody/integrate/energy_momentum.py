@@ -55,7 +55,7 @@ from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
 from ..linalg.rank import pivoted_qr
 from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, pair_frames, predictor,
-                                   reparametrize, twist_matrix)
+                                   reparametrize, rotation_slots, twist_matrix)
 from .discrete_forces import DiscreteForces
 
 #: complex step for the Jacobians (any tiny value: no subtraction error)
@@ -225,8 +225,21 @@ class EnergyMomentumStepper:
                 and np.max(np.abs(con), initial=0) <= self.tol.residual * size)
 
     def _reduced_step(self, qn, vn):
+        """Newton from the fitted guess; should it fail (diverge or stall), once more from the last step's mu and
+        from the predictor (the same discrete solution is sought; only the start differs)."""
+        first = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self._guess(qn, vn)
+        starts = [first] if self.mu is None else [first, self.mu, predictor(self.tree, qn, self.dt * vn)]
+        for mu in starts:
+            dq = self._reduced_newton(qn, vn, mu.copy())
+            if dq is not None:
+                return dq
+        raise SimulationError(f"model '{self.model.name}': Newton of the reduced energy-momentum step did not "
+                              f"converge in {self.tol.max_iterations} iterations from {len(starts)} starting "
+                              f"guess(es) (dt = {self.dt:g}); take a smaller step.")
+
+    def _reduced_newton(self, qn, vn, mu):
+        """q_{n+1} - q_n, or None when Newton does not converge (or meets a singular matrix)."""
         d, h = self.tree.d, COMPLEX_STEP
-        mu = predictor(self.tree, qn, self.dt * vn) if self.mu is None else self._guess(qn, vn)
         split = d - len(self.closure_rows)
         # a reduced row k is P[:, k] . r: its round-off floor grows with the column sum of |P| (lever
         # arms of the tree), so the dynamic rows are measured against scale * max_k |P[:, k]|_1
@@ -237,21 +250,26 @@ class EnergyMomentumStepper:
         last = None
         for it in range(self.tol.max_iterations + 1):
             r, dq = self._reduced_residual(qn, vn, mu)
+            if not np.all(np.isfinite(r)):
+                return None
             if self._converged(r / closure, split, scale, qn) or self._stalled(r / closure, dq, last, scale, qn):
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     mu = mu - np.linalg.solve(J, r.real)
                     dq = self._reduced_residual(qn, vn, mu)[1]
+                if any(np.max(np.abs(mu[sl])) > np.pi for sl in rotation_slots(self.tree)):
+                    return None    # a spurious branch (a turn by more than pi in one step; planar pair, 403.6 s)
                 self.iterations, self.mu, self.dq = it, mu, dq
                 return dq
             if it == self.tol.max_iterations:
-                break
+                return None
             J = self._reduced_residual(qn, vn, mu + 1j * h * np.eye(d))[0].imag.T / h   # complex step
             if self.want_cond:
                 self.condition = float(np.linalg.cond(J))
-            mu, last = mu - np.linalg.solve(J, r.real), dq
-        raise SimulationError(f"model '{self.model.name}': Newton of the reduced energy-momentum step did not "
-                              f"converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}); "
-                              "take a smaller step.")
+            try:
+                mu, last = mu - np.linalg.solve(J, r.real), dq
+            except np.linalg.LinAlgError:
+                return None
+        return None
 
     def _stalled(self, r, dq, last, scale, qn):
         """Converged to the round-off floor: the last correction moved q_{n+1} by less than 8 eps |q| (below
