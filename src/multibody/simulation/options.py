@@ -80,6 +80,10 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
     return spec
 
 
+#: most states an output step may ask for (its grid alone takes 8 bytes a state; issue 17)
+MAX_OUTPUT_STATES = 10**8
+
+
 def output_grid(o: RunOptions, spec: StepperSpec, t0: float, t1: float) -> np.ndarray | None:
     """The output times of ``o`` (None: store accepted steps), checked: one way of choosing them, finite,
     strictly increasing, inside [t0, t1], and an integrator with dense output."""
@@ -100,8 +104,12 @@ def output_grid(o: RunOptions, spec: StepperSpec, t0: float, t1: float) -> np.nd
     if step:
         if not (np.isfinite(step) and step > 0):
             raise MultibodyError(f"the output step must be a positive number, got {step}.")
-        k = int(np.floor((t1 - t0) / step * (1 + 1e-12)))
-        return t0 + step * np.arange(k + 1)
+        k = np.floor((t1 - t0) / step * (1 + 1e-12))
+        if not k < MAX_OUTPUT_STATES:        # also inf for a subnormal step
+            raise MultibodyError(f"the output step {step:g} s gives {k + 1:.3g} states over [{t0:g}, {t1:g}] s; "
+                                 f"at most {MAX_OUTPUT_STATES:.0e} can be stored (~1.5 KB each): choose a larger "
+                                 "output step.")
+        return t0 + step * np.arange(int(k) + 1)
     if not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
         raise MultibodyError("output times must be finite and strictly increasing.")
     if times[0] < t0 or times[-1] > t1:
