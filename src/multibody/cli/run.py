@@ -136,9 +136,21 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
 
 
 def expected_states(options, t_end: float, t_start: float = 0.0) -> float | None:
-    """The number of states a run will store, when it is known before the run: the output times, the
-    output step's grid, or the steps of a fixed step (at most one per output interval); None for an
-    adaptive run without output times (its step count is known only afterwards). Events add two each."""
+    """The number of states a run will store, when it is known before the run (issue 17).
+
+    Parameters
+    ----------
+    options : RunOptions
+        The run's options (checked).
+    t_end, t_start : float in s
+        The run's end and start.
+
+    Returns
+    -------
+    float or None
+        The output times, the output step's grid, or the steps of a fixed step (at most one per output
+        interval); None for an adaptive run without output times (its step count is known only
+        afterwards). Events add two states each (not counted)."""
     if options.output_times:
         return float(len(options.output_times))
     span = t_end - t_start
