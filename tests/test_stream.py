@@ -195,3 +195,23 @@ def test_an_output_step_asking_for_more_states_than_can_be_stored_is_refused_bef
     for step in (2.0 / MAX_OUTPUT_STATES, 1e-320):
         with pytest.raises(MultibodyError, match="at most 1e\\+08 can be stored"):
             simulate(model, t_end=2.0, options=RunOptions(output_step=step))
+
+
+def test_a_run_over_its_time_limit_stops_naming_time_and_cause(tmp_path):
+    """RunOptions.time_limit / --time-limit: a run still going after the limit stops loudly (the time
+    reached, the limit, the steps) instead of crawling on; the earlier file stays."""
+    from click.testing import CliRunner
+
+    from multibody.cli import main
+    from multibody.errors import MultibodyError, SimulationError
+
+    model = MODELS["double-four-bar"].factory()
+    with pytest.raises(SimulationError, match=r"at t = .*the time limit of 1e-09 s .* was reached after 1 steps"):
+        simulate(model, t_end=1.0, options=RunOptions(time_limit=1e-9))
+    with pytest.raises(MultibodyError, match="time_limit .* must be a positive number"):
+        simulate(model, t_end=1.0, options=RunOptions(time_limit=0.0))
+    (tmp_path / "r.h5").write_bytes(b"earlier")
+    res = CliRunner().invoke(main, ["run", "pendulum", "--time-limit", "1e-9", "--stream", "--out",
+                                    str(tmp_path / "r.h5")])
+    assert res.exit_code != 0 and "time limit" in res.output and "Traceback" not in res.output
+    assert (tmp_path / "r.h5").read_bytes() == b"earlier" and [p.name for p in tmp_path.iterdir()] == ["r.h5"]

@@ -82,11 +82,14 @@ AUTO_STREAM_STATES = 100_000
                    "flat however long the run; --csv/--plot/--report read the file back); also with events. "
                    f"Default: streamed when the run will store at least {AUTO_STREAM_STATES:,} states "
                    "(known before the run with --output-step/--output-times or a fixed --step).")
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS",
+              help="Stop a run still going after this much wall time with an error naming the time reached, "
+                   "the steps and the smallest step (nothing is written; default: no limit).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
             out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False, report_path=None,
-            stream=None):
+            stream=None, time_limit=None):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
     from ..fast.warm import cold_start
@@ -110,7 +113,8 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
             STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:   # nullspace figures: per-step basis data
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
-                         rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
+                         rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step,
+                         time_limit=time_limit)
     _check_with_origin(options, t_end, model, source.settings)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
     form_opts = ({"stabilization": Stabilization(stabilization)}
