@@ -105,6 +105,7 @@ RUN_OPTIONS = {
     "--output-interval": (st.floats(0, 0.05).map(repr), NAN_LIKE + ["-1"]),
     "--output-step": (st.floats(1e-3, 0.05).map(repr), NAN_LIKE + ["-0.01"]),
     "--rho-inf": (st.floats(0, 1).map(repr), NAN_LIKE + ["-0.5", "1.5"]),
+    "--time-limit": (st.sampled_from(["600", "1e9"]), [x for x in NAN_LIKE if x != "inf"] + ["0", "-1"]),
 }
 INTEGRATORS = ["dopri5", "dop853", "rk4", "generalized-alpha"]
 

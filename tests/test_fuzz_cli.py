@@ -122,10 +122,12 @@ event_specs = st.builds(
 
 
 @FUZZ
-@given(st.lists(event_specs, min_size=1, max_size=2), st.sampled_from(["pendulum", "three-r-pendulum-locking"]))
-def test_event_options(specs, model):
-    """--event KIND@T:WHAT with bad kinds, times, coordinates and values: run or one message naming it."""
-    args = ["run", model, "--t-end", "0.02"]
+@given(st.lists(event_specs, min_size=1, max_size=2), st.sampled_from(["pendulum", "three-r-pendulum-locking"]),
+       st.booleans())
+def test_event_options(specs, model, stream):
+    """--event KIND@T:WHAT with bad kinds, times, coordinates and values, in memory or streamed: run or one
+    message naming it."""
+    args = ["run", model, "--t-end", "0.02", *(["--stream"] if stream else [])]
     for spec in specs:
         args += ["--event", spec]
     with scratch() as d:

@@ -1,6 +1,7 @@
 """Streaming a run into its result file (issue 17): the same file as an in-memory run, an earlier file
 untouched by a failing run, memory independent of the number of blocks."""
 import errno
+import json
 import tracemalloc
 
 import numpy as np
@@ -157,3 +158,60 @@ def test_cli_streams_a_model_with_events(tmp_path):
     streamed = runner.invoke(main, [*args, "--stream", "--out", str(tmp_path / "s.h5")])
     assert ok.exit_code == streamed.exit_code == 0, streamed.output
     _same_file(Result.load(tmp_path / "m.h5"), Result.load(tmp_path / "s.h5"))
+
+
+def test_cli_streams_automatically_when_the_run_will_store_many_states(tmp_path, monkeypatch):
+    """``run`` streams without --stream when the states to store are known to reach AUTO_STREAM_STATES
+    (here lowered to 100: --output-step 0.01 over 2 s stores 201); --no-stream keeps them in memory; an
+    adaptive run without output times (count unknown before the run) is not streamed. Same file each way."""
+    from click.testing import CliRunner
+
+    from multibody.cli import main, run as run_module
+    from multibody.simulation.options import RunOptions as Options
+
+    monkeypatch.setattr(run_module, "AUTO_STREAM_STATES", 100)
+    assert run_module.expected_states(Options(output_step=0.01), 2.0) == 201
+    assert run_module.expected_states(Options(integrator="rk4", step=1e-3, output_interval=0.1), 2.0) == 21
+    assert run_module.expected_states(Options(), 2.0) is None
+    runner = CliRunner()
+    outs = {}
+    for flag in ("", "--no-stream"):
+        path = tmp_path / f"r{flag}.h5"
+        res = runner.invoke(main, ["run", "pendulum", "--t-end", "2", "--output-step", "0.01", "--json",
+                                   "--out", str(path), *([flag] if flag else [])])
+        assert res.exit_code == 0, res.output
+        outs[flag] = json.loads(res.output.strip().splitlines()[-1])
+    assert outs[""]["streamed_states"] == 201 and "streamed_states" not in outs["--no-stream"]
+    _same_file(Result.load(tmp_path / "r--no-stream.h5"), Result.load(tmp_path / "r.h5"))
+    res = runner.invoke(main, ["run", "pendulum", "--t-end", "2", "--json", "--out", str(tmp_path / "a.h5")])
+    assert res.exit_code == 0 and "streamed_states" not in res.output
+
+
+def test_an_output_step_asking_for_more_states_than_can_be_stored_is_refused_before_the_run():
+    from multibody.errors import MultibodyError
+    from multibody.simulation.options import MAX_OUTPUT_STATES
+
+    model = MODELS["pendulum"].factory()
+    for step in (2.0 / MAX_OUTPUT_STATES, 1e-320):
+        with pytest.raises(MultibodyError, match="at most 1e\\+08 can be stored"):
+            simulate(model, t_end=2.0, options=RunOptions(output_step=step))
+
+
+def test_a_run_over_its_time_limit_stops_naming_time_and_cause(tmp_path):
+    """RunOptions.time_limit / --time-limit: a run still going after the limit stops loudly (the time
+    reached, the limit, the steps) instead of crawling on; the earlier file stays."""
+    from click.testing import CliRunner
+
+    from multibody.cli import main
+    from multibody.errors import MultibodyError, SimulationError
+
+    model = MODELS["double-four-bar"].factory()
+    with pytest.raises(SimulationError, match=r"at t = .*the time limit of 1e-09 s .* was reached after 1 steps"):
+        simulate(model, t_end=1.0, options=RunOptions(time_limit=1e-9))
+    with pytest.raises(MultibodyError, match="time_limit .* must be a positive number"):
+        simulate(model, t_end=1.0, options=RunOptions(time_limit=0.0))
+    (tmp_path / "r.h5").write_bytes(b"earlier")
+    res = CliRunner().invoke(main, ["run", "pendulum", "--time-limit", "1e-9", "--stream", "--out",
+                                    str(tmp_path / "r.h5")])
+    assert res.exit_code != 0 and "time limit" in res.output and "Traceback" not in res.output
+    assert (tmp_path / "r.h5").read_bytes() == b"earlier" and [p.name for p in tmp_path.iterdir()] == ["r.h5"]

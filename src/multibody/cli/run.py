@@ -19,6 +19,9 @@ FORMULATION_CHOICES = list(dict.fromkeys([*FORMULATIONS, *(f for s in STEPPERS.v
                                                            for f in s.formulations)]))
 #: intervals of the evenly spaced states a run with --plot stores (when no output option is given)
 PLOT_STATES = 500
+#: a run that will store at least this many states streams into its result file unless --no-stream (in memory
+#: ~1.35 KB a state for the pendulum, ~1.7 KB for the double four-bar: ~150 MB; issue 17)
+AUTO_STREAM_STATES = 100_000
 
 
 @click.command("run")
@@ -74,14 +77,19 @@ PLOT_STATES = 500
 @click.option("--start-at-equilibrium", is_flag=True,
               help="Start at rest at the static equilibrium nearest to the model's initial configuration "
                    "(multibody equilibrium), so the run has no transient from an unbalanced start.")
-@click.option("--stream", is_flag=True,
+@click.option("--stream/--no-stream", default=None,
               help="Write the stored states into the result file block by block during the run (memory stays "
-                   "flat however long the run; --csv/--plot/--report read the file back); also with events.")
+                   "flat however long the run; --csv/--plot/--report read the file back); also with events. "
+                   f"Default: streamed when the run will store at least {AUTO_STREAM_STATES:,} states "
+                   "(known before the run with --output-step/--output-times or a fixed --step).")
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS",
+              help="Stop a run still going after this much wall time with an error naming the time reached, "
+                   "the steps and the smallest step (nothing is written; default: no limit).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval, output_times, output_step,
             formulation, stabilization, transition, basis, eliminate,
             out, csv_path, plot_dir, as_json, event_specs=(), start_at_equilibrium=False, report_path=None,
-            stream=False):
+            stream=None, time_limit=None):
     """Simulate MODEL (a built-in name, a model file .toml/.json, a .urdf robot or a .py file defining
     build()); a model file's [simulation] table suggests the options not given here."""
     from ..fast.warm import cold_start
@@ -105,7 +113,8 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
             STEPPERS.get(integrator, STEPPERS["dopri5"]).dense_output:   # nullspace figures: per-step basis data
         output_step = t_end / PLOT_STATES
     options = RunOptions(integrator=integrator, rtol=rtol, atol=atol, step=step, output_interval=output_interval,
-                         rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step)
+                         rho_inf=rho_inf, output_times=_times(output_times), output_step=output_step,
+                         time_limit=time_limit)
     _check_with_origin(options, t_end, model, source.settings)
     continuous = not STEPPERS.get(integrator, STEPPERS["dopri5"]).discrete   # energy-momentum: no such options
     form_opts = ({"stabilization": Stabilization(stabilization)}
@@ -121,11 +130,39 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     events = tuple(source.events) + tuple(parse_event(e) for e in event_specs)
     run = partial(simulate, mdl, t_end=t_end, formulation=formulation, options=options, formulation_options=form_opts,
                   progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
+    if stream is None:
+        stream = (expected_states(options, t_end) or 0) >= AUTO_STREAM_STATES
     with cold_start("background"):     # a cold numba cache: this run on the NumPy path, compile for the next
         result = write_streamed_run(outputs, run, mdl, options) if stream else run()
     if not stream:
         write_run_outputs(outputs, result, mdl, options)     # all or nothing
     click.echo(json.dumps(result.summary) if as_json else human_summary(result.summary))
+
+
+def expected_states(options, t_end: float, t_start: float = 0.0) -> float | None:
+    """The number of states a run will store, when it is known before the run (issue 17).
+
+    Parameters
+    ----------
+    options : RunOptions
+        The run's options (checked).
+    t_end, t_start : float in s
+        The run's end and start.
+
+    Returns
+    -------
+    float or None
+        The output times, the output step's grid, or the steps of a fixed step (at most one per output
+        interval); None for an adaptive run without output times (its step count is known only
+        afterwards). Events add two states each (not counted)."""
+    if options.output_times:
+        return float(len(options.output_times))
+    span = t_end - t_start
+    if options.output_step:
+        return span / options.output_step + 1
+    if options.step:
+        return span / max(options.step, options.output_interval) + 1
+    return None
 
 
 def at_equilibrium(model):

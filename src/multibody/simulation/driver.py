@@ -104,11 +104,12 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
     t, segments, log, counts = t_start, [], [], {id(e): 0 for e in watched}
     eps_t = SIMULTANEOUS_RTOL * max(abs(t_end), abs(t_end - t_start))
     watch = StepWatch(form, t_start, t_end, options.rtol, options.atol)   # collapse, branch jump (issue 12)
+    deadline = Deadline(options.time_limit, t_start, t_end)
     with Progress(progress, t_start, t_end) as bar:
         while True:
             t_stop = min([e.t for e in timed if e.t > t + eps_t] + [t_end])
             seg = _segment(model, form, spec, t, q, v, t_stop, options, watched, counts, watch, bar,
-                           times=times, after_event=bool(segments), sink=sink)
+                           times=times, after_event=bool(segments), sink=sink, deadline=deadline)
             segments.append(seg)
             if sink is not None:        # streamed: this segment's states go to the file before the next's
                 sink.segment_done(seg.rec)
@@ -139,9 +140,10 @@ def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, 
 
 
 def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watch, bar, *, times=None,
-             after_event=False, sink=None) -> Segment:
+             after_event=False, sink=None, deadline=None) -> Segment:
     """Integrate from t0 to t_stop or to the first state event (located on the dense output); ``times``:
-    the output times (None: accepted steps); ``after_event``: t0 is the state after an event's jump."""
+    the output times (None: accepted steps); ``after_event``: t0 is the state after an event's jump;
+    ``deadline``: the run's :class:`Deadline` (RunOptions.time_limit)."""
     y = form.initial_state(t0, q, v)
     try:
         stepper = spec.make(form, t0, y, t_stop, options)
@@ -156,6 +158,8 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
     while stepper.t < t_stop:
         step, y_new, before = advance(model, form, stepper)
         watch.accepted(step, y_new, at_stop=step.t >= t_stop, before=before)
+        if deadline is not None:
+            deadline.check(model, step.t, watch)
         if active:
             y_end = step.y if y_new is None else y_new
             g_new = [e.condition(step.t, *form.split(step.t, y_end)) for e in active]
@@ -170,6 +174,27 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
         rec.after_step(step, stepper.t, stepper.y, final=stepper.t >= t_stop)
         bar.update(stepper.t)
     return Segment(model, form, rec, stepper, stepper.t, stepper.y, [], time.perf_counter() - wall)
+
+
+class Deadline:
+    """RunOptions.time_limit (issue 17): a run still going after that many seconds of wall time stops with
+    a SimulationError naming the time reached, the share of the run done, the steps and the smallest step,
+    instead of crawling on (e.g. tiny steps that stay above the step-collapse limit)."""
+
+    def __init__(self, limit, t_start: float, t_end: float):
+        self.limit, self.span = limit, (t_start, t_end)
+        self.at = None if limit is None else time.perf_counter() + limit
+        self.steps = 0
+
+    def check(self, model: Model, t: float, watch) -> None:
+        self.steps += 1
+        if self.at is not None and time.perf_counter() > self.at:
+            t0, t1 = self.span
+            raise SimulationError(
+                f"model '{model.name}' at t = {t:.9g}: the time limit of {self.limit:g} s (time_limit, --time-limit) "
+                f"was reached after {self.steps} steps, {100 * (t - t0) / (t1 - t0):.3g}% of the run to "
+                f"t = {t1:g} (smallest step {watch.h_min:.3g} s at t = {watch.t_min:.9g}). Nothing was saved "
+                "from this run; give a longer limit, another integrator or formulation.")
 
 
 def advance(model: Model, form: Formulation, stepper):

@@ -25,8 +25,10 @@ class RunOptions:
     of the stored series (the run's first and last state and events are always stored), the spectral
     radius at infinity of generalized-alpha, ``output_times`` (the series are then sampled from the
     integrator's dense output at exactly these times, plus the two states at each event) or
-    ``output_step`` (the times t_start, t_start + step, ..., up to t_end), and ``diagnostics``: per-step extras that cost work (the
-    condition number of the energy-momentum iteration matrix, paper 004 Tables II-V)."""
+    ``output_step`` (the times t_start, t_start + step, ..., up to t_end), ``diagnostics``: per-step extras that cost work (the
+    condition number of the energy-momentum iteration matrix, paper 004 Tables II-V), and ``time_limit``:
+    seconds of wall time after which a run that has not reached t_end stops with a SimulationError naming
+    the time reached, the steps and the smallest step (a run that crawls fails loudly; issue 17)."""
 
     integrator: str = "dopri5"
     rtol: float = 1e-6
@@ -38,6 +40,7 @@ class RunOptions:
     output_step: float = 0.0        # > 0: output times every output_step from t_start
     rho_inf: float = 0.9            # generalized-alpha: 1 no numerical damping, 0 asymptotic annihilation
     diagnostics: bool = True
+    time_limit: float | None = None     # wall-clock seconds; a run still going then stops with an error
 
 
 def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
@@ -65,6 +68,10 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
         raise MultibodyError(f"the output interval must be a non-negative number, got {o.output_interval}.")
     if not (0.0 <= o.rho_inf <= 1.0):
         raise MultibodyError(f"rho_inf (generalized-alpha) must lie in [0, 1], got {o.rho_inf}.")
+    if o.time_limit is not None and (isinstance(o.time_limit, bool) or not isinstance(o.time_limit, (int, float, np.number))
+                                     or not o.time_limit > 0):
+        raise MultibodyError(f"time_limit (--time-limit) must be a positive number of seconds (or None), got "
+                             f"{o.time_limit!r}.")
     if o.step is not None and not (np.isfinite(o.step) and o.step > 0):
         raise MultibodyError(f"the step must be a positive number, got {o.step}.")
     for what, t in (("t_start", t0), ("t_end", t1)):
@@ -78,6 +85,10 @@ def check_options(o: RunOptions, t0: float, t1: float) -> StepperSpec:
         raise MultibodyError(f"the step {o.step:g} s makes {(t1 - t0) / o.step:.3g} steps (more than "
                              f"{MAX_FIXED_STEPS:.0e}): give a larger --step.")
     return spec
+
+
+#: most states an output step may ask for (its grid alone takes 8 bytes a state; issue 17)
+MAX_OUTPUT_STATES = 10**8
 
 
 def output_grid(o: RunOptions, spec: StepperSpec, t0: float, t1: float) -> np.ndarray | None:
@@ -100,8 +111,12 @@ def output_grid(o: RunOptions, spec: StepperSpec, t0: float, t1: float) -> np.nd
     if step:
         if not (np.isfinite(step) and step > 0):
             raise MultibodyError(f"the output step must be a positive number, got {step}.")
-        k = int(np.floor((t1 - t0) / step * (1 + 1e-12)))
-        return t0 + step * np.arange(k + 1)
+        k = np.floor((t1 - t0) / step * (1 + 1e-12))
+        if not k < MAX_OUTPUT_STATES:        # also inf for a subnormal step
+            raise MultibodyError(f"the output step {step:g} s gives {k + 1:.3g} states over [{t0:g}, {t1:g}] s; "
+                                 f"at most {MAX_OUTPUT_STATES:.0e} can be stored (~1.5 KB each): choose a larger "
+                                 "output step.")
+        return t0 + step * np.arange(int(k) + 1)
     if not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
         raise MultibodyError("output times must be finite and strictly increasing.")
     if times[0] < t0 or times[-1] > t1:

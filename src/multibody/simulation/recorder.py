@@ -63,8 +63,8 @@ class Recorder:
             self._advance_work(step)
             self.record(t, y, force=final)
             return
-        lo = step.t_old + self._slack(step.t_old)
-        for s in self.times[(self.times > lo) & (self.times <= t + self._slack(t))]:
+        lo, hi = np.searchsorted(self.times, [step.t_old + self._slack(step.t_old), t + self._slack(t)], "right")
+        for s in self.times[lo:hi]:     # the times in (t_old, t] (sorted: no scan of all times per step)
             if self.work is not None and step.dense is not None:
                 self._w = self.work.at(step, float(s))
             self.record(float(s), y if abs(s - t) <= self._slack(t) else self._sample(step, float(s)), force=True)
