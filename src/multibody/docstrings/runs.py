@@ -92,6 +92,9 @@ rho_inf : float, optional
     Spectral radius at infinity of generalized-alpha, in [0, 1]; default 0.9.
 diagnostics : bool, optional
     Per-step extras that cost work; default True.
+time_limit : float in s, optional
+    Wall-clock limit of the run; a run still going then stops with :class:`SimulationError` naming the time
+    reached, the share done, the steps and the smallest step (nothing is written). Default None: no limit.
 
 Notes
 -----
