@@ -43,6 +43,8 @@ myst_heading_anchors = 3
 # "ndarray", "(n, n)") are descriptions rendered through the same field machinery; they are not links.
 nitpicky = True
 nitpick_ignore_regex = [("py:class", r"(?!multibody\.).*")]
+# References to objects that exist but have no page of their own (internal modules, registries) are shown as
+# code, not links (_existing_object below); a reference to a name that does not exist stays an error.
 # internal classes that appear in signatures of documented functions, not documented themselves
 nitpick_ignore = [("py:class", "multibody.formulations.nullspace.NullSpace"),
                   ("py:class", "multibody.model.director.LowerPairs"),
@@ -132,3 +134,38 @@ def _write_model_file_page(app):
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_bars)
     app.connect("builder-inited", _write_model_file_page)
+    app.connect("missing-reference", _existing_object)
+
+
+def _lookup(path):
+    """The object at a dotted path (module prefix imported, the rest by attribute), or None."""
+    import importlib
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[i:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def _existing_object(app, env, node, contnode):
+    """Resolve a py reference to an undocumented but existing object as plain code (missing-reference)."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"].lstrip(".~")
+    module = node.get("py:module") or ""
+    candidates = [target, f"{module}.{target}", f"{module.rpartition('.')[0]}.{target}", f"multibody.{target}"]
+    # autodoc pages document the flat API (py:module "multibody"): a short name may live in the object's own
+    # module, so look in every loaded multibody module too
+    candidates += [f"{name}.{target}" for name in list(sys.modules) if name.startswith("multibody.")]
+    for path in candidates:
+        if path.strip(".") and _lookup(path.strip(".")) is not None:
+            return contnode
+    return None
