@@ -80,7 +80,7 @@ class Minimal(Formulation):
         q, v = self._q.copy(), self._v.copy()
         q[self._s], v[self._s] = y[:k], y[k:2 * k]
         if self.ws.m:
-            q = self._recover(t, q[self._s])
+            q = self._recover(t, y[:k])
             v = solve_velocities(self.model, q, v, t, given=self._s, ws=self.ws, tol=_NO_CHECK)
         self._q, self._v, self._t = q, v, float(t)
         return q, v
