@@ -6,6 +6,7 @@ scheme's Newton solve, so ``rhs`` and ``accelerations`` explain that instead of 
 from __future__ import annotations
 
 from ..errors import MultibodyError
+from ..fast.spatial import spatial_workspace
 from ..model.system import Model
 from .base import Formulation
 
@@ -18,6 +19,8 @@ class DiscreteEquations(Formulation):
     def __init__(self, model: Model, scheme: str = "reduced"):
         super().__init__(model)
         self.scheme = self.name = scheme
+        # the constraints the run's monitors evaluate (crossings, projections) in compiled calls where supported
+        self.ws = spatial_workspace(model) or self.ws
 
     def rhs(self, t, y):
         raise MultibodyError(f"formulation '{self.scheme}' is a discrete scheme of paper 004: run it with "

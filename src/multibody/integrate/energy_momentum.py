@@ -53,6 +53,8 @@ import numpy as np
 
 from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
+from ..fast.lapack import fast_pivoted_qr
+from ..fast.spatial import constrained_step, quadratic_table
 from ..linalg.rank import pivoted_qr
 from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, pair_frames, predictor,
                                    reparametrize, rotation_slots, twist_matrix)
@@ -91,6 +93,9 @@ class EnergyMomentumStepper:
         relative coordinates (eqs 143, 149, 154). Same solution; different Newton conditioning.
     closure_scaling : {"balanced", "none"}
         Reduced scheme with closed loops: scaling of the closure rows (same solution).
+    fast : bool
+        Evaluate the constraints, and the constrained scheme's Newton iteration, in compiled calls
+        (:mod:`multibody.fast.spatial`) where the model is supported; False: the NumPy reference.
 
     Raises
     ------
@@ -99,7 +104,8 @@ class EnergyMomentumStepper:
     """
 
     def __init__(self, model, *, scheme: str = "reduced", dt: float, tol: NewtonTolerance = NewtonTolerance(),
-                 condition: bool = True, unknowns: str = "joint", closure_scaling: str = "balanced"):
+                 condition: bool = True, unknowns: str = "joint", closure_scaling: str = "balanced",
+                 fast: bool = True):
         if scheme not in ("constrained", "reduced"):
             raise MultibodyError(f"unknown energy-momentum formulation '{scheme}' (constrained, reduced).")
         if not (np.isfinite(dt) and dt > 0):
@@ -111,6 +117,7 @@ class EnergyMomentumStepper:
         self.forces = DiscreteForces(model, dt, scheme)   # gravity, spatial springs, dampers, loads (issue 23)
         self.gradV, self.t_mid = self.forces.gradV, 0.5 * dt
         self.ws = Workspace(model)
+        self.fast = quadratic_table(model) if fast else None   # compiled constraints (fast.spatial) or None
         if unknowns not in ("paper", "joint"):
             raise MultibodyError(f"unknown reduced unknowns '{unknowns}' (paper, joint).")
         if closure_scaling not in ("balanced", "none"):
@@ -138,9 +145,10 @@ class EnergyMomentumStepper:
     def _select(self, qn):
         """Independent constraint rows (constrained scheme) or closure rows and dependent unknowns
         (reduced scheme) by pivoted QR (linalg.pivoted_qr) at q_n."""
-        A = self.ws.constraints(self.t_mid - 0.5 * self.dt, qn, np.zeros(self.model.n))[1]
+        A = (self.fast.evaluate(qn)[1] if self.fast is not None
+             else self.ws.constraints(self.t_mid - 0.5 * self.dt, qn, np.zeros(self.model.n))[1])
         if self.scheme == "constrained":
-            rows = pivoted_qr(A).independent_rows
+            rows = fast_pivoted_qr(A).independent_rows
             if len(rows) != len(self.rows):
                 raise SimulationError(f"model '{self.model.name}': the rank of the constraint Jacobian changed "
                                       f"({len(self.rows)} -> {len(rows)}): a singular configuration.")
@@ -298,6 +306,8 @@ class EnergyMomentumStepper:
         n, rows, dt = self.model.n, self.rows, self.dt
         dq, lam = dt * vn, self.lam.copy()
         scale = self._scale(vn, qn)
+        if self.fast is not None and not self.forces:     # the same Newton, compiled (fast.spatial)
+            return self._compiled_constrained(qn, vn, scale)
         zero = np.zeros(n)
         for it in range(self.tol.max_iterations + 1):
             Gm = self.ws.constraints(self.t_mid, qn + 0.5 * dq, zero)[1][rows]
@@ -320,6 +330,21 @@ class EnergyMomentumStepper:
             dq, lam = dq - dx[:n], lam - dx[n:]
         raise SimulationError(f"model '{self.model.name}': Newton of the constrained energy-momentum step did "
                               f"not converge in {self.tol.max_iterations} iterations (dt = {dt:g}).")
+
+    def _compiled_constrained(self, qn, vn, scale):
+        """_constrained_step's Newton (paper 004 eq. 10) in one compiled call: constraints from the packed
+        table, forces uniform gravity only (dt grad V)."""
+        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
+        dq, lam, it, cond = constrained_step(self.fast, qn, vn, self.M, self.forces.residual(qn, vn), self.dt,
+                                             self.rows, self.lam, tol=self.tol.residual, scale=scale, size=size,
+                                             max_it=self.tol.max_iterations, want_cond=self.want_cond)
+        if self.want_cond and it != 0:
+            self.condition = cond
+        if it < 0:
+            raise SimulationError(f"model '{self.model.name}': Newton of the constrained energy-momentum step did "
+                                  f"not converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}).")
+        self.iterations, self.lam = it, lam
+        return dq
 
     def _hessian(self, lam):
         """sum_k lam_k Phi_k,qq over the independent rows (n, n)."""

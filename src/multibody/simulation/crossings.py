@@ -33,6 +33,7 @@ from ..errors import MultibodyError, SimulationError
 from ..formulations.singular import hermite
 from ..kinematics import solve_positions
 from ..linalg.rank import RankTolerance, pivoted_qr
+from ..model.director import QuadraticConstraints
 
 #: sigma_r / sigma_1 below which a step is sampled inside and a local minimum is located
 SCREEN = 0.2
@@ -54,6 +55,33 @@ OFF_BRANCH = 1e-3
 #: sub-mechanisms of the 2x2 four-bar cross 0.027 s apart, inside one step of dop853 at rtol 1e-4)
 REFINE_SAFETY = 2.0
 MAX_DEPTH = 5
+#: spatial director models (issue 16): a local minimum is not located when Weyl's bound of the two pieces
+#: around it (_excluded) keeps sigma_r / sigma_1 above this, 100 times the rank decision CROSSING_TOL
+EXCLUDE_FLOOR = 1e-4
+
+
+def _ell(a: tuple, b: tuple, tight: bool = False) -> float:
+    """|A(b) - A(a)| / sigma_1 of two samples (see CrossingMonitor._refine). ``tight`` (spatial models, issue 16)
+    also bounds the spectral norm by |D|_2 = |G^2|_2^(1/4) <= |G^2|_1^(1/4), G = D^T D for D = A(b) - A(a) (an
+    induced norm bounds the spectral radius; G^2 symmetric): half the samples per step on the six-body linkage,
+    whose A turns by 4 % of sigma_1 per step while sigma_r / sigma_1 is 1.4 %."""
+    D = b[2] - a[2]
+    d = np.abs(D)
+    norm = min(np.linalg.norm(d), np.sqrt(d.sum(axis=0).max(initial=0.0) * d.sum(axis=1).max(initial=0.0)))
+    if tight and D.size:
+        G = D.T @ D if D.shape[1] <= D.shape[0] else D @ D.T
+        norm = min(norm, float(np.abs(G @ G).sum(axis=0).max()) ** 0.25)
+    return norm / max(a[3], b[3], np.finfo(float).tiny)
+
+
+def _excluded(a: tuple, k: tuple, b: tuple) -> bool:
+    """Cheap pre-check before locating the local minimum k of the samples (issue 16, spatial models): True when
+    on both pieces [a, k] and [k, b] Weyl's bound of _refine, sigma_r / sigma_1 >= (r_x + r_y - REFINE_SAFETY l)
+    / 2, stays above EXCLUDE_FLOOR, so no rank drop fits in [t_a, t_b] by the same argument that spares a piece
+    its inner samples. The six-body linkage (paper 004 Sect. 5.4; overconstrained, rank 59 of 60) has
+    sigma_r / sigma_1 ~ 0.014 everywhere, below SCREEN, so every wiggle of the samples was located (~0.1 s
+    each, three per 100 steps) although none can be a crossing."""
+    return all((x[1] + y[1] - REFINE_SAFETY * _ell(x, y, True)) / 2 > EXCLUDE_FLOOR for x, y in ((a, k), (k, b)))
 
 
 class CrossingMonitor:
@@ -68,6 +96,7 @@ class CrossingMonitor:
         """Start on a (new) model: its generic rank from the current state, no samples."""
         self.form, model = form, form.model
         self.active = 0 < form.ws.m and model.n < SPARSE_MIN_COORDINATES
+        self.director = all(isinstance(g, QuadraticConstraints) for g in model.constraints)   # see _excluded
         self.samples, self.pieces, self.generic, self.examined = [], [], 0, -np.inf
         self.last = None            # (t, q, v) of the last accepted state
 
@@ -98,10 +127,7 @@ class CrossingMonitor:
         sqrt(|.|_1 |.|_inf) (both >= the spectral norm; the second stays O(1) for the sparse A of a large
         mechanism, where the Frobenius norm grows like the square root of its rows): when r_a + r_b >
         REFINE_SAFETY * l no crossing fits in between; otherwise the piece is halved (at most MAX_DEPTH times)."""
-        d = np.abs(b[2] - a[2])
-        ell = min(np.linalg.norm(d), np.sqrt(d.sum(axis=0).max(initial=0.0) * d.sum(axis=1).max(initial=0.0))) \
-            / max(a[3], b[3], np.finfo(float).tiny)
-        if depth >= MAX_DEPTH or a[1] + b[1] > REFINE_SAFETY * ell:
+        if depth >= MAX_DEPTH or a[1] + b[1] > REFINE_SAFETY * _ell(a, b, self.director):
             return []
         t = (a[0] + b[0]) / 2
         m = self._sample(t, self._position(t))
@@ -138,7 +164,8 @@ class CrossingMonitor:
             (ta, ra, *_), (tk, rk, *_), (tb, rb, *_) = s[k - 1], s[k], s[k + 1]
             if rk < self._screen() and rk < ra and rk <= rb and tk > self.examined:
                 self.examined = tk
-                self._locate(ta, tb)
+                if not (self.director and _excluded(s[k - 1], s[k], s[k + 1])):
+                    self._locate(ta, tb)
 
     def _screen(self) -> float:
         """Samples below this (and below their neighbours) are located."""

@@ -1,0 +1,66 @@
+"""The compiled evaluation of the spatial director models (multibody.fast.spatial) reproduces the NumPy reference:
+the constraint values, Jacobian and gamma of :class:`~multibody.model.director.QuadraticConstraints` (Workspace),
+the geometric stiffness sum_k lam_k Phi_k,qq, and the constrained energy-momentum step (paper 004 eq. 10).
+
+Both evaluate the same polynomials (paper 004: every row at most quadratic) in another summation order, and the
+Newton iterations solve the same equations to the same tolerance, so they differ by round-off: ROUND_OFF relative
+(as tests/test_fast.py), or the Newton tolerance for the stepped states.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from multibody.assembly import Workspace  # noqa: E402
+from multibody.fast.spatial import spatial_supported, spatial_workspace  # noqa: E402
+from multibody.integrate.energy_momentum import EnergyMomentumStepper  # noqa: E402
+from multibody.models.spatial_models import gyro_top, six_body_linkage  # noqa: E402
+
+ROUND_OFF = 1e-12
+
+
+@pytest.fixture(params=[gyro_top, six_body_linkage], ids=["gyro-top", "six-body-linkage"])
+def model(request):
+    return request.param()
+
+
+def test_constraints_and_gamma_match_the_workspace(model):
+    rng = np.random.default_rng(0)
+    fast, ref = spatial_workspace(model), Workspace(model)
+    assert fast is not None
+    for _ in range(3):
+        q, v = model.q0 + 0.1 * rng.standard_normal(model.n), rng.standard_normal(model.n)
+        for a, b in zip(fast.constraints(0.0, q, v), ref.constraints(0.0, q, v)):
+            assert np.max(np.abs(a - b)) <= ROUND_OFF * max(1.0, np.max(np.abs(b)))
+
+
+def test_geometric_stiffness_matches_the_reference(model):
+    lam = np.random.default_rng(1).standard_normal(model.m)
+    fast, ref = (EnergyMomentumStepper(model, scheme="constrained", dt=1e-3, fast=f) for f in (True, False))
+    fast.rows = ref.rows = np.arange(model.m)
+    assert np.max(np.abs(fast.fast.hessian_sum(lam) - ref._hessian(lam))) <= ROUND_OFF * np.max(np.abs(lam))
+
+
+def test_compiled_constrained_steps_match_the_reference(model):
+    """Ten steps of eq. (10): the same states to the Newton tolerance (1e-13 relative) times the steps."""
+    fast, ref = (EnergyMomentumStepper(model, scheme="constrained", dt=1e-3, fast=f) for f in (True, False))
+    assert fast.fast is not None and ref.fast is None
+    (qa, va), (qb, vb) = (model.q0, model.v0), (model.q0, model.v0)
+    for k in range(10):
+        qa, va = fast.step(qa, va, k * 1e-3)
+        qb, vb = ref.step(qb, vb, k * 1e-3)
+        assert fast.iterations == ref.iterations
+    vscale = max(1.0, np.max(np.abs(vb)))
+    assert np.max(np.abs(qa - qb)) <= 1e-11 * max(1.0, model.length_scale)
+    assert np.max(np.abs(va - vb)) <= 1e-9 * vscale
+    la, lb = fast.multipliers, ref.multipliers          # NaN on the redundant rows of the linkage
+    assert np.array_equal(np.isnan(la), np.isnan(lb))
+    assert np.nanmax(np.abs(la - lb)) <= 1e-8 * max(1.0, np.nanmax(np.abs(lb)))
+    assert fast.condition == pytest.approx(ref.condition, rel=1e-6)
+
+
+def test_unsupported_models_say_why():
+    from multibody.models import MODELS
+    assert "constraint groups" in spatial_supported(MODELS["double-four-bar"].factory())
