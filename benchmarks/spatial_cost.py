@@ -26,7 +26,9 @@ GOALS = {("six-body-linkage", "constrained"): 1.0, ("six-body-linkage", "reduced
 
 
 def cpu_of(run, repeat):
-    """(median CPU seconds, last result) of ``run()``."""
+    """(median CPU seconds, last result) of ``run()``, after one untimed run (loads the compiled kernels, or
+    compiles them once on a cold numba cache: not a per-step cost)."""
+    run()
     out, res = [], None
     for _ in range(repeat):
         c0 = time.process_time()

@@ -111,3 +111,22 @@ def constrained_step(table: QuadraticTable, qn, vn, M, force, dt, rows, lam, *, 
                        float(dt), np.ascontiguousarray(rows, dtype=np.int64), lam, table.tab, table.m, float(tol),
                        float(scale), float(size), int(max_it), bool(want_cond), dq, out)
     return dq, lam, int(out[0]), float(out[1])
+
+
+def independent_rows(A: np.ndarray) -> np.ndarray:
+    """pivoted_qr(A).independent_rows (linalg.rank: the rows QR with column pivoting of A^T finds independent, with
+    its default rank decision) by one direct LAPACK geqp3 call, the routine scipy.linalg.qr(A.T, pivoting=True)
+    calls, so the same pivots and diagonal; without forming Q (the constrained energy-momentum step needs only the
+    rows, at every step)."""
+    from scipy.linalg.lapack import dgeqp3
+
+    from ..linalg.rank import RankTolerance, _rank_from_diag, pivoted_qr
+    from .lapack import WORK
+    m, n = A.shape
+    if m == 0 or n > 200 or A.dtype != np.float64:
+        return pivoted_qr(A).independent_rows
+    qr, jpvt, _, _, info = dgeqp3(np.array(A.T, order="F"), lwork=WORK, overwrite_a=1)
+    if info != 0:
+        return pivoted_qr(A).independent_rows
+    rank = _rank_from_diag(np.abs(np.diag(qr)[:min(m, n)]), RankTolerance())
+    return np.sort(jpvt[:rank] - 1)

@@ -53,8 +53,7 @@ import numpy as np
 
 from ..assembly import Workspace
 from ..errors import MultibodyError, SimulationError
-from ..fast.lapack import fast_pivoted_qr
-from ..fast.spatial import constrained_step, quadratic_table
+from ..fast.spatial import constrained_step, independent_rows, quadratic_table
 from ..linalg.rank import pivoted_qr
 from ..model.director_tree import (build_tree, internal_null_space, null_space_matrix, pair_frames, predictor,
                                    reparametrize, rotation_slots, twist_matrix)
@@ -148,7 +147,7 @@ class EnergyMomentumStepper:
         A = (self.fast.evaluate(qn)[1] if self.fast is not None
              else self.ws.constraints(self.t_mid - 0.5 * self.dt, qn, np.zeros(self.model.n))[1])
         if self.scheme == "constrained":
-            rows = fast_pivoted_qr(A).independent_rows
+            rows = independent_rows(A)
             if len(rows) != len(self.rows):
                 raise SimulationError(f"model '{self.model.name}': the rank of the constraint Jacobian changed "
                                       f"({len(self.rows)} -> {len(rows)}): a singular configuration.")
@@ -174,17 +173,29 @@ class EnergyMomentumStepper:
             self.closure_scale = dyn / max(np.linalg.norm(B, 2), np.finfo(float).tiny)
 
     def _closure_values(self, q):
-        """Phi_c (..., k) and G_c (..., k, n) at q (..., n), real or complex (closure rows only)."""
+        """Phi_c (..., k) and G_c (..., k, n) at q (..., n), real or complex (closure rows only): the rows'
+        einsums of QuadraticConstraints.values on the closure rows alone (row by row the same arithmetic, so
+        the same numbers as evaluating every row of the groups and selecting)."""
         qe = np.concatenate([q, np.zeros(q.shape[:-1] + (1,), dtype=q.dtype)], axis=-1)
-        phi, jac = [], []
-        offset = 0
-        for g in self.model.constraints:
-            sel = self.closure_rows[(self.closure_rows >= offset) & (self.closure_rows < offset + g.rows)] - offset
-            if len(sel):
-                phi.append(g.values(qe)[0][..., sel])
-                jac.append(g.dense_jacobian(qe)[..., sel, :])
-            offset += g.rows
-        return np.concatenate(phi, axis=-1), np.concatenate(jac, axis=-2)
+        H, g, c, cols = self._closure_forms()
+        x = qe[..., cols]
+        Hx = np.einsum("rij,...rj->...ri", H, x)
+        phi = 0.5 * np.einsum("...ri,...ri->...r", x, Hx) + np.einsum("ri,...ri->...r", g, x) + c
+        jac = np.zeros(x.shape[:-2] + (len(c), qe.shape[-1]), dtype=Hx.dtype)
+        jac[..., np.arange(len(c))[:, None], cols] = Hx + g        # distinct columns apart from the ground's
+        return phi, jac[..., :-1]
+
+    def _closure_forms(self):
+        """H, g, c, cols of the current closure rows (model.director.QuadraticConstraints), cached per row set."""
+        key = tuple(self.closure_rows)
+        if getattr(self, "_forms", (None,))[0] != key:
+            offsets = np.cumsum([0] + [g.rows for g in self.model.constraints])
+            parts = [(g, self.closure_rows[(self.closure_rows >= o) & (self.closure_rows < o + g.rows)] - o)
+                     for g, o in zip(self.model.constraints, offsets)]
+            parts = [(g, sel) for g, sel in parts if len(sel)]
+            self._forms = (key, tuple(np.concatenate([getattr(g, a)[sel] for g, sel in parts])
+                                      for a in ("H", "g", "c", "cols")))
+        return self._forms[1]
 
     # ------------------------------------------------------------------ residuals
     def _momentum_residual(self, vn, dq, qn):
@@ -216,7 +227,7 @@ class EnergyMomentumStepper:
     def step(self, qn, vn, t=0.0):
         """(q_{n+1}, v_{n+1}) from (q_n, v_n) at t_n = t (the time enters user loads and drivers)."""
         self.t_mid = t + 0.5 * self.dt
-        if self.tree.unknowns == "joint":
+        if self.tree.unknowns == "joint" and self.scheme == "reduced":     # the reduced unknowns' frames
             self.tree = replace(self.tree, frames=pair_frames(self.tree, qn))
         self._select(qn)
         dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
