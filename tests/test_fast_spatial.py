@@ -64,3 +64,32 @@ def test_compiled_constrained_steps_match_the_reference(model):
 def test_unsupported_models_say_why():
     from multibody.models import MODELS
     assert "constraint groups" in spatial_supported(MODELS["double-four-bar"].factory())
+
+
+def test_compiled_lagrange_rhs_matches_the_reference(model):
+    """The Schur solve of the compiled right-hand side and the reference Gauss solve (SVD) agree to round-off,
+    on the linkage with its redundant row left out by the formulation's row choice."""
+    from multibody.fast.spatial_lagrange import SpatialLagrangeRhs
+    from multibody.formulations.lagrange import Lagrange
+    fast, ref = Lagrange(model), Lagrange(model, fast=False)
+    assert isinstance(fast.fast_rhs, SpatialLagrangeRhs) and ref.fast_rhs is None and fast.fast_step is None
+    rng = np.random.default_rng(2)
+    for k in range(3):
+        y = np.r_[model.q0, model.v0 + 0.1 * k * rng.standard_normal(model.n)]
+        fast.initial_state(0.0, y[:model.n], y[model.n:]), ref.initial_state(0.0, y[:model.n], y[model.n:])
+        a, b = fast.rhs(0.0, y), ref.rhs(0.0, y)
+        assert np.max(np.abs(a - b)) <= ROUND_OFF * np.max(np.abs(b))
+    assert fast.fast_rhs.paths == [3, 0]
+
+
+def test_compiled_lagrange_run_agrees_with_the_reference():
+    """dopri5 at rtol 1e-10 on the six-body linkage: both paths integrate the same equations, so the end states
+    agree to the integration tolerance (the step sequences may differ by round-off)."""
+    from multibody.simulation import RunOptions, simulate
+    m = six_body_linkage()
+    opts = dict(t_end=0.02, options=RunOptions(rtol=1e-10, atol=1e-12))
+    fast = simulate(m, **opts)
+    ref = simulate(m, formulation_options={"fast": False}, **opts)
+    assert fast.summary["backend"] == "compiled" and ref.summary["backend"] == "numpy"
+    qa, qb = fast.series["q"].data[-1], ref.series["q"].data[-1]
+    assert np.max(np.abs(qa - qb)) <= 1e-8 * max(1.0, m.length_scale)

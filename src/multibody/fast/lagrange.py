@@ -86,8 +86,12 @@ class FastLagrangeRhs:
 def fast_lagrange_rhs(formulation, fast: bool = True):
     """A :class:`FastLagrangeRhs` for ``formulation`` (a formulations.lagrange.Lagrange), or None if
     ``fast`` is False, numba is not installed or the model is not supported (see :func:`supported`)."""
-    if not fast or not numba_available() or supported(formulation) is not None:
+    if not fast or not numba_available():
         return None
+    from .spatial_lagrange import spatial_lagrange_rhs     # spatial director models (issue 16)
+    spatial = spatial_lagrange_rhs(formulation)
+    if spatial is not None or supported(formulation) is not None:
+        return spatial
     from .warm import use_compiled     # a cold numba cache: notice, or the NumPy path for this run
 
     return FastLagrangeRhs(formulation) if use_compiled() else None

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .kernels import schur_solve
+
 
 @njit(cache=True)
 def quad_eval(q, hk, hi, hj, hv, gk, gi, gv, c, phi, G):
@@ -120,3 +122,26 @@ def quad_gamma(v, hk, hi, hj, hv, gamma):
     gamma[:] = 0.0
     for e in range(hk.shape[0]):
         gamma[hk[e]] -= hv[e] * v[hi[e]] * v[hj[e]]
+
+
+@njit(cache=True)
+def lagrange_rhs(y, active, hk, hi, hj, hv, gk, gi, gv, c, Minv, diag, f, tau, phi, G, gamma, A, ga, B, S, lam, out):
+    """y' = [v, q''] (2n,) of the Lagrange formulation (paper 003 eqs 4-9: M q'' + A^T lam = f, A q'' = gamma)
+    for a spatial director model: Phi_q and gamma = -v^T H_k v of the ``active`` rows from the entry table, then
+    the Schur complement solve of fast.kernels.schur_solve (constant M^-1 and f). False when that declines
+    (ill-conditioned or dependent rows): the caller then takes the reference solve."""
+    n = f.shape[0]
+    q, v = y[:n], y[n:]
+    quad_eval(q, hk, hi, hj, hv, gk, gi, gv, c, phi, G)
+    quad_gamma(v, hk, hi, hj, hv, gamma)
+    for a in range(active.shape[0]):
+        for i in range(n):
+            A[a, i] = G[active[a], i]
+        ga[a] = gamma[active[a]]
+    acc = np.empty(n)
+    if not schur_solve(A, n, Minv, diag, f, ga, tau, B, S, lam, acc):
+        return False
+    for i in range(n):
+        out[i] = v[i]
+        out[n + i] = acc[i]
+    return True

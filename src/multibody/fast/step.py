@@ -83,4 +83,5 @@ class FastStep:
 
 def fast_step(formulation) -> FastStep | None:
     """A :class:`FastStep` for a Lagrange formulation with a compiled right-hand side, else None."""
-    return None if getattr(formulation, "fast_rhs", None) is None else FastStep(formulation)
+    rhs = getattr(formulation, "fast_rhs", None)
+    return None if rhs is None or getattr(rhs, "spatial", False) else FastStep(formulation)   # spatial: reference
