@@ -8,7 +8,8 @@ formulation's choose_rows); where the Schur solve declines, the evaluation takes
 (``Lagrange._solve``, SVD), which stays the readable definition of the numbers.
 
 Supported (:func:`spatial_lagrange_supported`): :func:`.spatial.spatial_supported` models with forces that are
-uniform gravity (ConstantForce) or none, the plain Lagrange solve without Baumgarte terms or ``eliminate``.
+uniform gravity (ConstantForce) or none, a positive definite mass matrix, the plain Lagrange solve without
+Baumgarte terms or ``eliminate``.
 """
 from __future__ import annotations
 
@@ -39,7 +40,13 @@ def spatial_lagrange_supported(formulation) -> str | None:
     if len(formulation.keep) != formulation.ws.m:
         return "row elimination"
     bad = [type(e).__name__ for e in model.forces if type(e) is not ConstantForce]
-    return f"force elements {', '.join(bad)}" if bad else None
+    if bad:
+        return f"force elements {', '.join(bad)}"
+    try:        # the Schur solve needs M^-1: a flat body has an Euler tensor value E_3 = 0 (eq. 158)
+        np.linalg.cholesky(np.asarray(model.mass_matrix, dtype=float))
+    except np.linalg.LinAlgError:
+        return "mass matrix not positive definite"
+    return None
 
 
 class SpatialLagrangeRhs:
