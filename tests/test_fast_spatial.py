@@ -93,3 +93,18 @@ def test_compiled_lagrange_run_agrees_with_the_reference():
     assert fast.summary["backend"] == "compiled" and ref.summary["backend"] == "numpy"
     qa, qb = fast.series["q"].data[-1], ref.series["q"].data[-1]
     assert np.max(np.abs(qa - qb)) <= 1e-8 * max(1.0, m.length_scale)
+
+
+def test_cold_cache_under_the_background_policy_takes_the_reference(monkeypatch):
+    """The CLI's cold-start policy (fast.warm): this run on the NumPy path, the kernels compiled in a detached
+    process (not started here: Popen is replaced)."""
+    from multibody.fast import spatial_warm, warm
+    from multibody.fast.spatial import quadratic_table
+    started = []
+    monkeypatch.setattr(spatial_warm, "cache_is_cold", lambda: True)
+    monkeypatch.setattr(spatial_warm.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(spatial_warm, "_state", {"started": False, "announced": False})
+    with warm.cold_start("background"):
+        assert quadratic_table(gyro_top()) is None
+    assert len(started) == 1
+    assert quadratic_table(gyro_top()) is not None      # the library's "wait": compile (here: cached) and use

@@ -6,7 +6,8 @@ the constrained energy-momentum step's Newton iteration (paper 004 eq. 10) in on
 Supported (:func:`spatial_supported`): every constraint group a time-independent
 :class:`~multibody.model.director.QuadraticConstraints` (bodies, lower pairs; no drivers), no nonholonomic rows,
 a constant mass matrix, numba importable. Otherwise the callers keep their NumPy reference path, which stays the
-readable definition of the numbers.
+readable definition of the numbers. A cold kernel cache follows the cold-start policy of :mod:`.warm`
+(:mod:`.spatial_warm`).
 """
 from __future__ import annotations
 
@@ -96,8 +97,12 @@ def spatial_workspace(model) -> SpatialWorkspace | None:
 
 
 def quadratic_table(model) -> QuadraticTable | None:
-    """The packed table of a supported model, else None (the caller keeps its reference path)."""
-    return QuadraticTable(model) if spatial_supported(model) is None else None
+    """The packed table of a supported model, else None (the caller keeps its reference path; also for this run
+    when the kernels' cache is cold under the CLI's background policy, :mod:`.spatial_warm`)."""
+    if spatial_supported(model) is not None:
+        return None
+    from .spatial_warm import use_spatial_compiled
+    return QuadraticTable(model) if use_spatial_compiled() else None
 
 
 def constrained_step(table: QuadraticTable, qn, vn, M, force, dt, rows, lam, *, tol, scale, size, max_it,

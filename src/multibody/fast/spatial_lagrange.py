@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.forces import ConstantForce
-from .spatial import QuadraticTable, SpatialWorkspace, spatial_supported
+from .spatial import QuadraticTable, SpatialWorkspace, quadratic_table, spatial_supported
 
 #: the Schur/Cholesky solve is used while its smallest pivot ratio min_j L_jj^2 / max_j S_jj is >= this. Lower
 #: than the planar path's SCHUR_PIVOT_RATIO (1e-3): S = A M^-1 A^T of a director model carries the spread of
@@ -91,7 +91,10 @@ def spatial_lagrange_rhs(formulation) -> SpatialLagrangeRhs | None:
     :class:`~.spatial.SpatialWorkspace`), else None."""
     if spatial_lagrange_supported(formulation) is not None:
         return None
-    rhs = SpatialLagrangeRhs(formulation, QuadraticTable(formulation.model))
+    table = quadratic_table(formulation.model)      # None: a cold cache under the background policy
+    if table is None:
+        return None
+    rhs = SpatialLagrangeRhs(formulation, table)
     # the per-step work (projection, crossing monitor, output) evaluates the constraints in compiled calls too
     formulation.ws = SpatialWorkspace(formulation.model, rhs.table)
     return rhs
