@@ -166,15 +166,24 @@ def twist_matrix(tree: Tree, qa: np.ndarray) -> np.ndarray:
             g = phi[..., c, :] + rc - phi[..., p, :] - rp
             k = cross(g, n) / np.einsum("...i,...i->...", n, n)[..., None]
             T[..., c, :3, :] += n[..., :, None] * (k[..., None, :] @ wp)
-        m1, m2 = D[..., p, :, :] @ j.m1, D[..., p, :, :] @ j.m2
-        zero = 0 * n
-        cols = {"R": [(cross(rc, n), n)], "C": [(cross(m1, m2), zero), (cross(rc, n), n)],
-                "P": [(cross(m1, m2), zero)],
-                "E": [(cross(m2, n), zero), (cross(n, m1), zero), (cross(rc, n), n)]}[j.kind]
-        for k, (tv, tw) in enumerate(cols):
+        for k, (tv, tw) in enumerate(_pair_columns(j, D[..., p, :, :], rc, n)):
             T[..., c, :3, s + k] += tv
             T[..., c, 3:, s + k] += tw
     return T[..., :nb, :, :].reshape(batch + (6 * nb, tree.d))
+
+
+def _pair_columns(j, Dp, rc, n) -> list:
+    """The twist columns (v, omega) of a pair's own unknowns (twist_matrix), only those of its kind (issue 16:
+    the products of the other kinds are not formed)."""
+    if j.kind == "R":
+        return [(cross(rc, n), n)]
+    m1, m2 = Dp @ j.m1, Dp @ j.m2
+    zero = 0 * n
+    if j.kind == "C":
+        return [(cross(m1, m2), zero), (cross(rc, n), n)]
+    if j.kind == "P":
+        return [(cross(m1, m2), zero)]
+    return [(cross(m2, n), zero), (cross(n, m1), zero), (cross(rc, n), n)]
 
 
 def internal_null_space(tree: Tree, qa: np.ndarray, Text: np.ndarray) -> np.ndarray:
