@@ -131,11 +131,12 @@ def _geometry(tree: Tree, q):
     """phi (..., b + 1, 3) and D (..., b + 1, 3, 3) (D[..., :, I] = d_I) of q (..., n); the last
     entry is the ground (origin, identity frame), index -1 of the joints."""
     x = q[..., tree.bodies.body_cols]
-    phi = x[..., :3]
-    D = np.swapaxes(x[..., 3:].reshape(x.shape[:-1] + (3, 3)), -1, -2)
-    batch = q.shape[:-1]
-    phi = np.concatenate([phi, np.zeros(batch + (1, 3), dtype=q.dtype)], axis=-2)
-    D = np.concatenate([D, np.broadcast_to(np.eye(3, dtype=q.dtype), batch + (1, 3, 3))], axis=-3)
+    nb, batch = x.shape[-2], q.shape[:-1]
+    phi = np.zeros(batch + (nb + 1, 3), dtype=q.dtype)
+    D = np.zeros(batch + (nb + 1, 3, 3), dtype=q.dtype)
+    phi[..., :nb, :] = x[..., :3]
+    D[..., :nb, :, :] = np.swapaxes(x[..., 3:].reshape(x.shape[:-1] + (3, 3)), -1, -2)
+    D[..., nb, 0, 0] = D[..., nb, 1, 1] = D[..., nb, 2, 2] = 1.0
     return phi, D
 
 
