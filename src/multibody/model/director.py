@@ -104,9 +104,9 @@ class SpatialBodies(QuadraticConstraints):
         formulation; equals M~ omega of eq. 173 for consistent velocities)."""
         x, xd = q[self.body_cols], v[self.body_cols]
         p = self.mass[:, None] * xd[:, :3]
-        L = np.cross(x[:, :3], p)
+        L = cross(x[:, :3], p)
         for I in range(3):
-            L += np.cross(x[:, 3 + 3 * I: 6 + 3 * I], self.euler[:, I, None] * xd[:, 3 + 3 * I: 6 + 3 * I])
+            L += cross(x[:, 3 + 3 * I: 6 + 3 * I], self.euler[:, I, None] * xd[:, 3 + 3 * I: 6 + 3 * I])
         return p.sum(axis=0), L.sum(axis=0)
 
 
@@ -144,7 +144,7 @@ class LowerPairs(QuadraticConstraints):
              - phi[self.parent] - np.einsum("kij,kj->ki", Dp, self.X1))
         r = np.einsum("kij,kj->ki", Dp, self.ref)
         a = np.einsum("kij,kj->ki", Dc, self.a2[:, 0])
-        theta = np.arctan2(np.einsum("ki,ki->k", n, np.cross(r, a)), np.einsum("ki,ki->k", r, a))
+        theta = np.arctan2(np.einsum("ki,ki->k", n, cross(r, a)), np.einsum("ki,ki->k", r, a))
         u = np.einsum("ki,ki->k", n, d)
         cols = {"S": [], "R": [theta], "C": [u, theta], "P": [u],
                 "E": [np.einsum("ki,ki->k", m1, d), np.einsum("ki,ki->k", m2, d), theta]}[self.kind]
