@@ -157,6 +157,23 @@ def test_step_watch_stops_a_projection_onto_another_branch(rtol):
         watch.accepted(step, np.r_[q, _fold_velocity(v)])
 
 
+def test_step_watch_measures_a_turn_at_rest_against_the_absolute_tolerance():
+    """A mechanism at rest has no direction to turn: a projection that leaves a velocity of 1e-16 m/s (round-off)
+    is measured against the speed floor 100 atol (FLOOR_SCALES), a turn of 1e-16 / (100 * 1e-8) = 1e-10, and passes;
+    one that leaves 1 m/s is a switch."""
+    from types import SimpleNamespace
+    from multibody.errors import SimulationError
+    from multibody.formulations.lagrange import Lagrange
+    from multibody.simulation.step_watch import StepWatch
+    watch = StepWatch(Lagrange(MODELS["double-four-bar"].factory()), 0.0, 10.0, rtol=1e-6, atol=1e-8)
+    q, v = _branch_state(0.0)      # couplers at 1 m/s, the largest weighted component (weight 1)
+    step = SimpleNamespace(h=1e-3, t=0.5, y=np.r_[q, np.zeros(15)])
+    watch.accepted(step, np.r_[q, 1e-16 * v])
+    assert watch.summary()["max_branch_move"] == pytest.approx(1e-10, rel=1e-9)
+    with pytest.raises(SimulationError, match=r"t = 0\.5: the projection .* turned the velocity by 1 of the speed"):
+        watch.accepted(step, np.r_[q, v])
+
+
 def test_step_watch_stops_an_action_that_changes_the_velocity_beyond_the_tolerance():
     """At rtol 1e-12, atol 1e-14 a change of 1e-5 of the speed (1 m/s) is no branch switch (< BRANCH_TURN) but
     1e-5 / (1e-12 + 1e-14 / 1) = 9.9e6 tolerances, more than
