@@ -28,8 +28,8 @@ ends: at rtol >= 1e-8 a branch switch is only ~1 / rtol scales and passed unseen
 coordinates passing through zero made harmless moves of runs at rtol 1e-12 exceed it. The move in error scales
 is still reported (``max_projection_jump``).
 
-``summary()`` reports the smallest step, the largest projection jump (in error scales) and their times,
-and the singular configurations crossed (:mod:`.crossings`).
+``summary()`` reports the smallest step, the largest after-step move (in error scales, as a turn or shift, and
+in tolerances) and their times, and the singular configurations crossed (:mod:`.crossings`).
 """
 from __future__ import annotations
 
