@@ -9,7 +9,8 @@ theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the d
 and triple four-bars and the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed
 form: "-"), the singular crossings reported against the number expected (sign changes of sin theta of the exact
 solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5), accepted steps, the smallest step, the largest
-after-step move (error scales), the relative energy drift, the wall time and the run's CPU time (the
+after-step move (error scales; and as StepWatch judges it: the largest turn of the
+velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the relative energy drift, the wall time and the run's CPU time (the
 machine may be shared). Each run is a forked process (a
 hung or very long run is cut at ``--timeout``). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
 OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
@@ -53,7 +54,7 @@ CROSSINGS_2X2 = 7
 OFF_BRANCH = 1e-6
 FIELDS = ["model", "formulation", "integrator", "rtol", "atol", "step", "status", "crank_spread_rad", "tip_error_m",
           "crossings", "crossings_expected", "steps", "min_step_s", "max_jump_scales", "energy_drift_rel",
-          "wall_s", "blas_kernel", "message", "cpu_s"]
+          "wall_s", "blas_kernel", "message", "cpu_s", "max_branch_move", "max_action_tolerances"]
 
 
 def expected_crossings(cells, t_end) -> int:
@@ -86,6 +87,8 @@ def measure(r, cells) -> dict:
             "crossings": f"{crossings}{'' if s.get('singular_crossings_monitored', True) else ' (not monitored)'}",
             "steps": s.get("steps", ""), "min_step_s": f"{s['min_step']:.1e}",
             "max_jump_scales": f"{s.get('max_projection_jump', 0.0):.1e}",
+            "max_branch_move": f"{s.get('max_branch_move', 0.0):.1e}",
+            "max_action_tolerances": f"{s.get('max_action_tolerances', 0.0):.1e}",
             "energy_drift_rel": f"{float(s.get('energy_drift_rel', np.nan)):.1e}"}
 
 
@@ -210,7 +213,7 @@ def main():
         body = (row.get("message", "") if row["status"] != "ok" else
                 f"spread {row['crank_spread_rad']} rad  tip {row['tip_error_m']} m  crossings {row['crossings']}/"
                 f"{row['crossings_expected']}  steps {row['steps']}  min step {row['min_step_s']} s  jump "
-                f"{row['max_jump_scales']}")
+                f"{row['max_jump_scales']} scales, turn {row['max_branch_move']}, {row['max_action_tolerances']} tol")
         print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:200]}  ({row['wall_s']} s, "
               f"CPU {row.get('cpu_s', '-')} s)", flush=True)
         if writer:

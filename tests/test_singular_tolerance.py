@@ -7,6 +7,7 @@ order in the crank spread d, so |Phi| <= 1e-12 m (the position tolerance) allows
 """
 from __future__ import annotations
 
+import re
 import numpy as np
 import pytest
 
@@ -107,24 +108,121 @@ def test_step_watch_stops_a_run_whose_step_collapses_near_the_singular_configura
         watch.accepted(SimpleNamespace(h=1e-14, t=0.7, y=np.r_[configuration(1e-7), np.zeros(15)]))
 
 
-def test_step_watch_stops_a_projection_onto_another_branch():
-    """A projection that turns the velocity by O(|v|) at rtol 1e-10 moves the state by ~1e10 error scales
-    (atol + rtol |y|), beyond StepWatch's limit of 1e8: SimulationError; a move of 1e4 scales (the normal
-    error the error control admits) passes."""
+def _fold_velocity(v):
+    """At the singular configuration (theta = 0) crank 1's tip lies on crank 3's hinge (x = 1 m): the other branch
+    of cell 1 keeps crank 1 still while coupler 2 lies on crank 3 and turns with it about that hinge. ``v`` on the
+    parallel branch at theta = 0 (crank rate 1 rad/s) -> the velocity on that branch: crank 1 at rest, coupler 2
+    moving as crank 3 (centre 0.5 m/s up, 1 rad/s), cell 2 as before."""
+    fold = v.copy()
+    fold[0:3] = 0.0
+    fold[3:6] = v[6:9]
+    return fold
+
+
+def test_the_two_branch_tangents_at_the_singular_configuration_differ_by_half_the_speed():
+    """Both velocities satisfy the velocity constraints A v = 0 at theta = 0 (to round-off), and the fold turns the
+    weighted velocity (sqrt of the mass diagonal: 1 kg for translations, 1/12 kg m^2 for rotations) by 0.5 of the
+    speed (crank 1's centre loses 0.5 m/s; the largest weighted speed is the coupler's 1 m/s): a projection onto
+    the other branch turns the velocity by 0.5, five times StepWatch's BRANCH_TURN, at every tolerance."""
+    from multibody.simulation.step_watch import BRANCH_TURN, branch_move
+    model = MODELS["double-four-bar"].factory()
+    q, v = _branch_state(0.0)
+    A = Workspace(model).constraints(0.0, q, np.zeros(15))[1]
+    fold = _fold_velocity(v)
+    assert np.abs(A @ v).max() < 1e-15 and np.abs(A @ fold).max() < 1e-15
+    for rtol in (1e-4, 1e-8, 1e-12):
+        turn, shift, _ = branch_move(model, np.r_[q, v], np.r_[q, fold], rtol, rtol / 100)
+        assert turn == pytest.approx(0.5, rel=1e-12) and shift == 0.0
+        assert turn > 5 * BRANCH_TURN - 1e-12
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e-8, 1e-12])
+def test_step_watch_stops_a_projection_onto_another_branch(rtol):
+    """StepWatch at every tolerance: the parallel-branch velocity replaced by the fold's (turn 0.5 of the speed) is
+    a SimulationError naming the time and the cause. The earlier limit (1e8 error scales atol + rtol |y|) let it
+    pass at rtol 1e-4 and 1e-8: the move is 1 m/s, ~1 / rtol scales. A move of 1e3 tolerances rtol |v| (within
+    the normal error of 1e4 tolerances that the error control admits, linalg.rank.NORMAL_ERROR_WEIGHT) passes."""
     from types import SimpleNamespace
     from multibody.errors import SimulationError
     from multibody.formulations.lagrange import Lagrange
     from multibody.simulation.step_watch import StepWatch
     form = Lagrange(MODELS["double-four-bar"].factory())
-    watch = StepWatch(form, 0.0, 10.0, rtol=1e-10, atol=1e-12)
-    y = np.r_[configuration(1e-5), np.ones(15)]
-    step = SimpleNamespace(h=1e-3, t=0.71, y=y)
-    watch.accepted(step, y + 1e4 * (1e-12 + 1e-10 * np.abs(y)))
-    assert 0.9e4 < watch.summary()["max_projection_jump"] < 1.1e4
-    turned = y.copy()
-    turned[15:] *= -1.0
-    with pytest.raises(SimulationError, match=r"t = 0\.71: the projection .* left its assembly branch"):
-        watch.accepted(step, turned)
+    watch = StepWatch(form, 0.0, 10.0, rtol=rtol, atol=rtol / 100)
+    q, v = _branch_state(0.0)
+    step = SimpleNamespace(h=1e-3, t=0.71, y=np.r_[q, v])
+    watch.accepted(step, np.r_[q, v * (1.0 + 1e3 * rtol)])
+    assert watch.summary()["max_branch_move"] == pytest.approx(1e3 * rtol / (1 + 1e3 * rtol), rel=1e-6)
+    with pytest.raises(SimulationError, match=r"t = 0\.71: the projection .* turned the velocity by 0\.5 of the "
+                                              r"speed .* left its assembly branch"):
+        watch.accepted(step, np.r_[q, _fold_velocity(v)])
+
+
+def test_step_watch_measures_a_turn_at_rest_against_the_absolute_tolerance():
+    """A mechanism at rest has no direction to turn: a projection that leaves a velocity of 1e-16 m/s (round-off)
+    is measured against the speed floor 100 atol (FLOOR_SCALES), a turn of 1e-16 / (100 * 1e-8) = 1e-10, and passes;
+    one that leaves 1 m/s is a switch."""
+    from types import SimpleNamespace
+    from multibody.errors import SimulationError
+    from multibody.formulations.lagrange import Lagrange
+    from multibody.simulation.step_watch import StepWatch
+    watch = StepWatch(Lagrange(MODELS["double-four-bar"].factory()), 0.0, 10.0, rtol=1e-6, atol=1e-8)
+    q, v = _branch_state(0.0)      # couplers at 1 m/s, the largest weighted component (weight 1)
+    step = SimpleNamespace(h=1e-3, t=0.5, y=np.r_[q, np.zeros(15)])
+    watch.accepted(step, np.r_[q, 1e-16 * v])
+    assert watch.summary()["max_branch_move"] == pytest.approx(1e-10, rel=1e-9)
+    with pytest.raises(SimulationError, match=r"t = 0\.5: the projection .* turned the velocity by 1 of the speed"):
+        watch.accepted(step, np.r_[q, v])
+
+
+def test_step_watch_stops_an_action_that_changes_the_velocity_beyond_the_tolerance():
+    """At rtol 1e-12, atol 1e-14 a change of 1e-5 of the speed (1 m/s) is no branch switch (< BRANCH_TURN) but
+    1e-5 / (1e-12 + 1e-14 / 1) = 9.9e6 tolerances, more than
+    ACTION_TOLERANCES = 1e5 (ten times the normal error the error control admits): the answer's error would no
+    longer be the tolerance's, and the run stops naming the time and the cause."""
+    from types import SimpleNamespace
+    from multibody.errors import SimulationError
+    from multibody.formulations.lagrange import Lagrange
+    from multibody.simulation.step_watch import StepWatch
+    watch = StepWatch(Lagrange(MODELS["double-four-bar"].factory()), 0.0, 10.0, rtol=1e-12, atol=1e-14)
+    q, v = _branch_state(1e-5)
+    step = SimpleNamespace(h=1e-3, t=0.72, y=np.r_[q, v])
+    with pytest.raises(SimulationError, match=r"t = 0\.72: .* changed the velocity by 1\.0e-05 of the speed, "
+                                              r"9\.9e\+06 times the tolerance .* cannot vouch for its accuracy"):
+        watch.accepted(step, np.r_[q, v * (1.0 + 1e-5)])
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e-10])
+def test_a_run_that_lands_on_the_other_branch_exits_non_zero(rtol, monkeypatch):
+    """End to end, ``multibody run``: the first projection after crank 1 passes the singular configuration
+    (sin theta changes sign; t_c from the exact reduction theta'' = -k cos theta) is handed the fold's velocity, as
+    if the step had landed on the other branch; the run exits non-zero, names the time (that of the first
+    accepted step past t_c, within 0.1 s of it: the steps at rtol 1e-4 are ~0.05 s) and the cause, saves nothing."""
+    from click.testing import CliRunner
+    from multibody.cli import main
+    from multibody.formulations.lagrange import Lagrange
+    original, seen = Lagrange.after_step, {}
+
+    def landing_on_the_fold(self, t, y):
+        sign = np.sign(np.sin(y[2]))
+        if seen.setdefault("sign", sign) != sign and not seen.get("done"):
+            seen["done"] = True
+            y = y.copy()
+            y[15:] = _fold_velocity(y[15:])
+        seen["sign"] = sign
+        return original(self, t, y)
+
+    monkeypatch.setattr(Lagrange, "after_step", landing_on_the_fold)
+    with CliRunner().isolated_filesystem():
+        out = CliRunner().invoke(main, ["run", "double-four-bar", "--t-end", "1", "--rtol", f"{rtol:g}", "--atol",
+                                        f"{rtol / 100:g}", "--out", "r.h5"])
+        import os
+        saved = os.path.exists("r.h5")
+    text = out.output + (getattr(out, "stderr", "") or "")
+    assert seen.get("done") and out.exit_code != 0 and not saved
+    found = re.search(r"at t = ([\d.]+): the projection .* turned the velocity by .* left its assembly branch", text)
+    t = np.linspace(0.0, 1.0, 100001)
+    t_c = t[np.argmax(np.sin(crank_angle_exact(t)) * np.sin(crank_angle_exact(t[:1])) < 0)]
+    assert found and t_c - 1e-4 <= float(found.group(1)) < t_c + 0.1
 
 
 def _branch_state(theta):
