@@ -24,6 +24,8 @@ def spatial_supported(model) -> str | None:
         return "numba is not installed"
     if model.h:
         return "nonholonomic rows"
+    if not model.constraints:
+        return "no constraint rows"
     if model.mass_matrix is None:
         return "configuration-dependent mass matrix"
     bad = [type(g).__name__ for g in model.constraints
