@@ -7,11 +7,13 @@ MultibodyError naming the file, never a traceback, a silent exit or a hang.
 """
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import signal
 import threading
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from ..errors import MultibodyError
@@ -34,11 +36,45 @@ def time_limit_s() -> float:
         return TIME_LIMIT_S
 
 
+def _set_async(thread_id: int, exc) -> None:
+    """Raise ``exc`` in the thread ``thread_id`` at its next Python instruction (None: clear a pending one)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
+
+
+@contextmanager
+def _thread_time_limit(limit: float):
+    """Outside the main thread (a sweep's Dask worker runs scenarios in threads; SIGALRM reaches only the
+    main thread): :class:`_TimeUp` is raised in this thread after ``limit`` seconds by a timer thread
+    (``PyThreadState_SetAsyncExc``: interrupts Python code, e.g. ``while True: pass``; a loop inside
+    C code finishes its call first). A time-up that fires as the code returns is withdrawn."""
+    tid, lock, state = threading.get_ident(), threading.Lock(), {"done": False, "fired": False}
+
+    def fire():
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                _set_async(tid, _TimeUp)
+    timer = threading.Timer(limit, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["done"] = True
+            if state["fired"]:
+                _set_async(tid, None)
+        timer.cancel()
+
+
 def run_user_code(fn, what: str, *args, **kwargs):
-    """``fn(*args, **kwargs)`` of a user's file: SystemExit and a run over the time limit (main thread
-    only: SIGALRM) become a MultibodyError naming ``what``; other exceptions pass unchanged."""
+    """``fn(*args, **kwargs)`` of a user's file: SystemExit and a run over the time limit (main thread:
+    SIGALRM; other threads: :func:`_thread_time_limit`) become a MultibodyError naming ``what``; other
+    exceptions pass unchanged."""
     limit = time_limit_s()
     timed = limit > 0 and threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    threaded = _thread_time_limit(limit) if limit > 0 and not timed else nullcontext()
+    outer = 0.0
     if timed:
         def alarm(_signum, _frame):
             raise _TimeUp
@@ -46,7 +82,8 @@ def run_user_code(fn, what: str, *args, **kwargs):
         previous = signal.signal(signal.SIGALRM, alarm)
         signal.setitimer(signal.ITIMER_REAL, min(limit, outer) if outer else limit)
     try:
-        return fn(*args, **kwargs)
+        with threaded:
+            return fn(*args, **kwargs)
     except Terminated:
         raise
     except SystemExit as exc:
