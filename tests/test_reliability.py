@@ -2,6 +2,8 @@
 culprit (exit 2 on the command line), before anything is allocated or written."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from click.testing import CliRunner
 
@@ -275,3 +277,17 @@ def test_probe_refuses_a_hang_or_a_crash(tmp_path, monkeypatch, child, words):
     monkeypatch.setattr(safe_h5, "_probe_child", bad)
     with pytest.raises(FileFormatError, match=words):
         Result.load(path)
+
+
+def test_endless_loop_in_a_force_of_a_model_file(tmp_path, monkeypatch):
+    """A force of a model file that never returns: `run` ends with exit 2 naming the function, its line
+    and the file after MULTIBODY_USER_TIMEOUT seconds (it hung, also with --time-limit)."""
+    path = tmp_path / "spin.py"
+    path.write_text(PENDULUM + "def spin(t, q, v):\n    while t > 0.01:\n        pass\n    return (0.0, 0.0)\n"
+                    "def build():\n    mb = pend()\n    mb.force('bob', spin, on=(0, 0))\n    return mb.build()\n")
+    monkeypatch.setenv("MULTIBODY_USER_TIMEOUT", "1")
+    res = _cli("run", str(path), "--t-end", "0.1", "--out", str(tmp_path / "r.h5"))
+    assert res.exit_code == 2
+    assert re.search(r"a call of spin\(\) \(line (9|10)\) did not return within 1 s", res.output), res.output
+    assert "spin.py" in res.output
+    assert not (tmp_path / "r.h5").exists()
