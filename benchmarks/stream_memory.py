@@ -13,7 +13,11 @@ Streamed: ``simulate(..., stream=ResultStream(path, chunk=4096))``, the file sta
 does (results.outputs.atomic_write). Run it niced and single-threaded on a shared machine:
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/stream_memory.py \
-        [--kind steps|output-step] [--steps 10000 100000 1000000] [--modes memory stream]
+        [--kind steps|output-step] [--steps 10000 100000 1000000] [--modes memory stream] [--log FILE]
+
+``--log FILE``: along a streamed run, every 8 blocks (32,768 states), one line "states wall_s rss_mb
+peak_mb" (VmRSS and VmHWM of /proc/self/status) is appended to FILE: memory at several step counts of
+one long run, readable while it goes on.
 """
 from __future__ import annotations
 
