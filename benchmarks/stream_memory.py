@@ -13,7 +13,11 @@ Streamed: ``simulate(..., stream=ResultStream(path, chunk=4096))``, the file sta
 does (results.outputs.atomic_write). Run it niced and single-threaded on a shared machine:
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/stream_memory.py \
-        [--kind steps|output-step] [--steps 10000 100000 1000000] [--modes memory stream]
+        [--kind steps|output-step] [--steps 10000 100000 1000000] [--modes memory stream] [--log FILE]
+
+``--log FILE``: along a streamed run, every 8 blocks (32,768 states), one line "states wall_s rss_mb
+peak_mb" (VmRSS and VmHWM of /proc/self/status) is appended to FILE: memory at several step counts of
+one long run, readable while it goes on.
 """
 from __future__ import annotations
 
@@ -41,10 +45,41 @@ def _case(kind: str, steps: int):
     return MODELS["double-four-bar"].factory(), T_OUTPUT, RunOptions(output_step=T_OUTPUT / steps)
 
 
-def one(kind: str, steps: int, mode: str) -> dict:
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak) resident set size of this process [MB], from /proc/self/status (VmRSS, VmHWM)."""
+    values = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                values[line.split(":")[0]] = int(line.split()[1]) / 1024
+    return values.get("VmRSS", float("nan")), values.get("VmHWM", float("nan"))
+
+
+def _logged_stream(log_path: str):
+    """A ResultStream class that appends (stored states, wall s, RSS MB, peak RSS MB) to ``log_path``
+    after each block written, every ``every``-th block (memory along one long run)."""
+    from multibody.results.stream import ResultStream
+
+    class Logged(ResultStream):
+        started, blocks = time.perf_counter(), 0
+
+        def append(self, t, series):
+            super().append(t, series)
+            Logged.blocks += 1
+            if Logged.blocks % 8 == 1:
+                rss, hwm = _rss_mb()
+                with open(log_path, "a") as f:
+                    f.write(f"{self.states} {time.perf_counter() - Logged.started:.1f} {rss:.1f} {hwm:.1f}\n")
+    return Logged
+
+
+def one(kind: str, steps: int, mode: str, log: str | None = None) -> dict:
     from multibody import simulate
     from multibody.results.outputs import atomic_write
     from multibody.results.stream import ResultStream
+
+    if log:
+        ResultStream = _logged_stream(log)       # noqa: N806 (the class used below)
 
     model, t_end, options = _case(kind, steps)
     warm = _case(kind, 100)[2]
@@ -74,17 +109,20 @@ def main() -> None:
     ap.add_argument("--steps", type=int, nargs="+", default=[10_000, 100_000, 1_000_000],
                     help="stored states per case")
     ap.add_argument("--modes", nargs="+", default=["memory", "stream"])
+    ap.add_argument("--log", help="streamed cases: append 'states wall_s rss_mb peak_mb' every 8 blocks "
+                    "(32,768 states) to this file")
     ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(one(a.one[0], int(a.one[1]), a.one[2])))
+        print(json.dumps(one(a.one[0], int(a.one[1]), a.one[2], a.log)))
         return
     print(f"{'kind':>11} {'states':>9} {'mode':>7} {'peak RSS MB':>12} {'before run':>11} {'file MB':>8} "
           f"{'wall s':>7} {'steps':>8}", flush=True)
     for steps in a.steps:
         for mode in a.modes:
-            out = subprocess.run([sys.executable, __file__, "--one", a.kind, str(steps), mode], capture_output=True,
-                                 text=True)
+            log = ["--log", a.log] if a.log and mode == "stream" else []
+            out = subprocess.run([sys.executable, __file__, "--one", a.kind, str(steps), mode, *log],
+                                 capture_output=True, text=True)
             if out.returncode:
                 print(f"{a.kind:>11} {steps:>9} {mode:>7} failed: {out.stderr.strip().splitlines()[-1:]}", flush=True)
                 continue

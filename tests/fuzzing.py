@@ -5,9 +5,11 @@ failure names its culprit (option, path, file, body); no hang (a time limit per 
 result never changed by a failed run."""
 from __future__ import annotations
 
+import faulthandler
 import math
 import os
 import signal
+import sys
 import tempfile
 from collections import Counter
 from contextlib import contextmanager
@@ -20,6 +22,13 @@ from multibody.cli import main
 
 #: seconds one fuzz case may take before it counts as a hang
 CASE_LIMIT_S = 60.0
+#: seconds after the limit at which a case that did not stop (stuck in C code, where no Python signal
+#: handler runs, or swallowing the alarm) ends the process: faulthandler prints every thread's stack
+HARD_GRACE_S = 30.0
+#: signals whose handlers the command line installs (tempfiles.exit_on_signals, the user-code alarm)
+#: where a hung case's stacks go: MULTIBODY_FUZZ_HANG_LOG (benchmarks/fuzz.py; pytest captures stderr) or stderr
+HANG_LOG = os.environ.get("MULTIBODY_FUZZ_HANG_LOG")
+CLI_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGINT", "SIGALRM") if hasattr(signal, n))
 #: cases per property: MULTIBODY_FUZZ_EXAMPLES (benchmarks/fuzz.py raises it), default a few dozen
 EXAMPLES_PER_TEST = int(os.environ.get("MULTIBODY_FUZZ_EXAMPLES", "40"))
 #: outcomes of the cases checked in this process, by property: {test name: Counter}
@@ -27,30 +36,54 @@ OUTCOMES: dict = {}
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
-class Hang(Exception):
-    pass
+class Hang(BaseException):
+    """A case over its time limit (a BaseException: neither the code under test's ``except Exception``
+    nor click's runner swallows it)."""
 
 
 @contextmanager
 def time_limit(seconds: float = CASE_LIMIT_S):
+    """Raise :class:`Hang` in the case after ``seconds`` (and every 5 s after, should the code under test
+    swallow it); if the case still runs HARD_GRACE_S later (stuck in C code: Python's handlers never
+    run there), faulthandler prints the stacks and ends the process with exit 1 — a hang is reported,
+    never waited for."""
     def alarm(_signum, _frame):
         raise Hang(f"no answer within {seconds} s")
     previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 5.0)
+    out = open(HANG_LOG, "a") if HANG_LOG else sys.__stderr__   # noqa: SIM115 (open while the case runs)
+    faulthandler.dump_traceback_later(seconds + HARD_GRACE_S, exit=True, file=out)
     try:
         yield
     finally:
+        faulthandler.cancel_dump_traceback_later()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if HANG_LOG:
+            out.close()
+
+
+@contextmanager
+def cli_signals_restored():
+    """The handlers of :data:`CLI_SIGNALS` as they were before: the command line run in this process
+    installs its own (SIGTERM/SIGHUP raising SystemExit), which would outlive it here — a SIGTERM to the
+    fuzzing process would become a click result instead of ending it."""
+    saved = {sig: signal.getsignal(sig) for sig in CLI_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def invoke(args: list[str], cwd: Path | None = None):
-    """The command line in this process (click's runner), within the time limit; returns the result."""
+    """The command line in this process (click's runner), within the time limit, with this process's
+    signal handlers restored after it; returns the result."""
     old = os.getcwd()
     try:
         if cwd is not None:
             os.chdir(cwd)
-        with time_limit():
+        with cli_signals_restored(), time_limit():
             return CliRunner().invoke(main, args, catch_exceptions=True)
     finally:
         os.chdir(old)

@@ -2,6 +2,8 @@
 culprit (exit 2 on the command line), before anything is allocated or written."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from click.testing import CliRunner
 
@@ -188,3 +190,104 @@ def test_sigterm_inside_build_is_not_the_models_sys_exit(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signal.SIGTERM
     assert "sys.exit" not in err and "Traceback" not in err
+
+
+def test_cli_in_process_restores_signal_handlers():
+    """The command line run inside another program (click's runner here) puts back the SIGTERM and
+    SIGHUP handlers it found: its own (SystemExit) outlived it and made the fuzz run ignore SIGTERM."""
+    import signal
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    assert _cli("models").exit_code == 0
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_user_code_in_a_worker_thread_has_a_time_limit(monkeypatch):
+    """A sweep's Dask worker runs a scenario's build() in a thread, which SIGALRM cannot reach: an endless
+    loop there is stopped after MULTIBODY_USER_TIMEOUT seconds (it hung the sweep before); a quick call
+    is not hit by a late time-up."""
+    import threading
+    import time
+
+    from multibody.io.userfiles import run_user_code
+
+    def endless():
+        while True:
+            pass
+    monkeypatch.setenv("MULTIBODY_USER_TIMEOUT", "0.3")
+    got = []
+
+    def worker():
+        try:
+            run_user_code(endless, "model 'loop.py'")
+        except MultibodyError as exc:
+            got.append(str(exc))
+        got.append(run_user_code(lambda: 7, "quick"))
+        time.sleep(0.5)
+        got.append("no late time-up")
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(20)
+    assert not thread.is_alive()
+    assert "model 'loop.py' did not finish within 0.3 s" in got[0] and got[1:] == [7, "no late time-up"]
+
+
+def test_loading_a_file_the_hdf5_library_loops_on(monkeypatch):
+    """tests/data/result_hdf5_heap_loop.h5: a result file with 5 + 5 bytes overwritten (the fuzz run's
+    case; a damaged global heap) on which reading the attribute 'format' never returned and ignored
+    SIGALRM/SIGTERM. The probe in a forked child refuses it after MULTIBODY_LOAD_TIMEOUT seconds."""
+    from pathlib import Path
+
+    from multibody.errors import FileFormatError
+    from multibody.results.result import Result
+
+    monkeypatch.setenv("MULTIBODY_LOAD_TIMEOUT", "2")
+    path = Path(__file__).parent / "data" / "result_hdf5_heap_loop.h5"
+    with pytest.raises(FileFormatError, match="result_hdf5_heap_loop.h5"):
+        Result.load(path)
+
+
+@pytest.mark.parametrize("child, words", [("loop", "did not finish within 1 s"), ("crash", "crashed the HDF5")])
+def test_probe_refuses_a_hang_or_a_crash(tmp_path, monkeypatch, child, words):
+    """The probe's findings, forced: a child that never ends is killed after the limit; one killed by a
+    signal (a segfault of the HDF5 library) is reported as such. A sound file passes."""
+    import os
+    import signal
+
+    import numpy as np
+
+    from multibody.errors import FileFormatError
+    from multibody.results import safe_h5
+    from multibody.results.result import Result, Series
+
+    t = np.linspace(0.0, 1.0, 3)
+    path = tmp_path / "r.h5"
+    Result(t, {"q": Series(t[:, None], ("x",), "m")}, {"model": "m"}, []).save(path)
+    monkeypatch.setenv("MULTIBODY_LOAD_TIMEOUT", "1")
+    assert Result.load(path).t.tolist() == t.tolist()
+
+    def bad(_path, _what):
+        if child == "crash":
+            import faulthandler
+
+            faulthandler.disable()      # as the real child does: no dump of pytest's handler
+            os.kill(os.getpid(), signal.SIGSEGV)
+        while True:
+            pass
+    monkeypatch.setattr(safe_h5, "_probe_child", bad)
+    with pytest.raises(FileFormatError, match=words):
+        Result.load(path)
+
+
+def test_endless_loop_in_a_force_of_a_model_file(tmp_path, monkeypatch):
+    """A force of a model file that never returns: `run` ends with exit 2 naming the function, its line
+    and the file after MULTIBODY_USER_TIMEOUT seconds (it hung, also with --time-limit)."""
+    path = tmp_path / "spin.py"
+    path.write_text(PENDULUM + "def spin(t, q, v):\n    while t > 0.01:\n        pass\n    return (0.0, 0.0)\n"
+                    "def build():\n    mb = pend()\n    mb.force('bob', spin, on=(0, 0))\n    return mb.build()\n")
+    monkeypatch.setenv("MULTIBODY_USER_TIMEOUT", "1")
+    res = _cli("run", str(path), "--t-end", "0.1", "--out", str(tmp_path / "r.h5"))
+    assert res.exit_code == 2
+    assert re.search(r"a call of spin\(\) \(line (9|10)\) did not return within 1 s", res.output), res.output
+    assert "spin.py" in res.output
+    assert not (tmp_path / "r.h5").exists()

@@ -53,6 +53,45 @@ def test_failing_streamed_run_leaves_earlier_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.h5"]      # no temporary left
 
 
+class _Budget:
+    """A raw file that takes ``left`` bytes, then fails as a full disk does."""
+
+    def __init__(self, f, left):
+        self.f, self.left = f, left
+
+    def write(self, data):
+        n = memoryview(data).nbytes
+        if n > self.left:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.left -= n
+        return self.f.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+def test_disk_full_under_the_hdf5_library_is_one_clean_error(tmp_path, monkeypatch):
+    """The disk fills up while the HDF5 library writes the streamed file (not between blocks): one
+    'disk is full' error, the earlier file intact, no temporary (it was two tracebacks and a segfault at
+    exit, 139: the library failed again while closing)."""
+    from multibody.results.stream import GuardedFile
+
+    real = GuardedFile.__init__
+
+    def small_disk(self, path):
+        real(self, path)
+        self.f = _Budget(self.f, 20_000)
+    monkeypatch.setattr(GuardedFile, "__init__", small_disk)
+    path = tmp_path / "r.h5"
+    path.write_bytes(b"earlier result")
+    with pytest.raises(Exception, match="disk is full"):
+        atomic_write(path, lambda tmp: simulate(MODELS["pendulum"].factory(), t_end=1.0,
+                                                options=RunOptions(output_step=1e-3),
+                                                stream=ResultStream(tmp, chunk=64)), "--out")
+    assert path.read_bytes() == b"earlier result"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.h5"]
+
+
 def _peak(tmp_path, t_end) -> tuple[int, int]:
     model = MODELS["pendulum"].factory()
     options = RunOptions(output_step=2e-3)

@@ -34,7 +34,7 @@ def main():
     """multibody: dynamics of constrained mechanical systems in redundant coordinates."""
     limit_blas_threads()
     clean_messages()
-    exit_on_signals()
+    click.get_current_context().call_on_close(exit_on_signals())   # handlers restored when the command ends
 
 
 for _command in COMMANDS:

@@ -95,6 +95,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
     from ..fast.warm import cold_start
     from ..formulations.lagrange import Stabilization
     from ..io.model_source import load_source
+    from ..io.userfiles import watch_user_calls
     from ..simulation.driver import RunOptions, simulate
 
     outputs = plan_run_outputs(default_out(model) if out is None else out, csv_path, plot_dir,
@@ -132,7 +133,7 @@ def run_cmd(model, t_end, rtol, atol, integrator, rho_inf, step, output_interval
                   progress=sys.stderr.isatty() and not as_json, events=events, transition=transition)
     if stream is None:
         stream = (expected_states(options, t_end) or 0) >= AUTO_STREAM_STATES
-    with cold_start("background"):     # a cold numba cache: this run on the NumPy path, compile for the next
+    with cold_start("background"), watch_user_calls(model):   # cold numba cache: NumPy path, compile for the next
         result = write_streamed_run(outputs, run, mdl, options) if stream else run()
     if not stream:
         write_run_outputs(outputs, result, mdl, options)     # all or nothing

@@ -13,6 +13,13 @@ naming the file and what is wrong:
   MAX_INFLATION times the file's size plus INFLATION_SLACK bytes (a compressed "bomb": a 9.6 KB file
   declaring gigabytes).
 
+Corrupt metadata can make the HDF5 library itself loop or crash where no Python handler runs (a damaged
+global heap: reading one string attribute never returned, and ignored SIGALRM, SIGINT and SIGTERM).
+Where ``os.fork`` exists, :func:`open_checked` therefore first reads the file in a forked child
+(:func:`probe`: the checks above, then every attribute and every dataset of at most PROBE_DATA_BYTES)
+and refuses the file when that child does not end within :func:`probe_timeout` seconds
+(MULTIBODY_LOAD_TIMEOUT, default 30; 0: no probe) or is killed by a signal.
+
 :func:`malformed` turns the exceptions of reading a structurally wrong file (missing dataset or
 attribute, bad JSON, wrong shapes) into the same error class.
 """
@@ -30,6 +37,9 @@ MAX_DEPTH = 8
 MAX_INFLATION = 64
 INFLATION_SLACK = 64 * 2**20
 DEFAULT_MAX_BYTES = 2 * 2**30
+#: datasets larger than this are not read by the probe (their metadata and attributes are)
+PROBE_DATA_BYTES = 64 * 2**20
+DEFAULT_PROBE_TIMEOUT_S = 30.0
 #: exceptions that mean "this file does not have the layout it claims"
 MALFORMED = (KeyError, ValueError, TypeError, IndexError, AttributeError, RecursionError, RuntimeError,
              UnicodeDecodeError, OverflowError, MemoryError)
@@ -100,6 +110,75 @@ def _walk(path, what, group, depth: int, budget: dict) -> None:
             raise _refuse(path, what, f"'{where}' is a named type, not data.")
 
 
+def probe_timeout() -> float:
+    """Seconds the probe of a file may take (env MULTIBODY_LOAD_TIMEOUT, default 30; 0: no probe)."""
+    try:
+        return max(float(os.environ.get("MULTIBODY_LOAD_TIMEOUT", DEFAULT_PROBE_TIMEOUT_S)), 0.0)
+    except ValueError:
+        return DEFAULT_PROBE_TIMEOUT_S
+
+
+def _touch(h5) -> None:
+    """Read every attribute and every dataset of at most PROBE_DATA_BYTES of the open file ``h5``."""
+    import h5py
+
+    def visit(_name, obj):
+        for key in obj.attrs:
+            obj.attrs[key]
+        if isinstance(obj, h5py.Dataset) and obj.shape and obj.size * obj.dtype.itemsize <= PROBE_DATA_BYTES:
+            obj[()]
+    visit("/", h5)
+    h5.visititems(visit)
+
+
+def _probe_child(path, what: str) -> None:
+    """In the forked child: the checks and reads; never returns (exit 0 whatever a check found: the
+    parent repeats the checks and reports their error itself)."""
+    try:
+        import faulthandler
+
+        import h5py
+
+        faulthandler.disable()      # a crash here is the parent's finding, not a dump on the user's terminal
+
+        with h5py.File(path, "r") as h5:
+            _walk(path, what, h5, 0, {"objects": 0, "bytes": 0})
+            _touch(h5)
+    except BaseException:       # noqa: BLE001 - only a hang or a crash is the probe's finding
+        pass
+    os._exit(0)
+
+
+def probe(path, what: str = "result file") -> None:
+    """Read ``path`` in a forked child first (module docstring); FileFormatError when the child does not
+    end within :func:`probe_timeout` seconds or dies of a signal (the HDF5 library crashed)."""
+    import time
+
+    limit = probe_timeout()
+    if limit <= 0 or not hasattr(os, "fork"):
+        return
+    pid = os.fork()
+    if pid == 0:
+        _probe_child(path, what)
+    deadline, status = time.monotonic() + limit, None
+    try:
+        while status is None and time.monotonic() < deadline:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            status = code if done else None
+            if status is None:
+                time.sleep(0.005)
+    finally:
+        if status is None:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    if status is None:
+        raise _refuse(path, what, f"reading it did not finish within {limit:g} s: the HDF5 library loops on its "
+                                  "damaged content (MULTIBODY_LOAD_TIMEOUT sets the limit in seconds).")
+    if os.WIFSIGNALED(status):
+        raise _refuse(path, what, f"reading it crashed the HDF5 library (signal {os.WTERMSIG(status)}): its "
+                                  "content is damaged.")
+
+
 @contextmanager
 def open_checked(path, what: str = "result file"):
     """The h5py.File at ``path`` opened read-only after the checks of the module docstring."""
@@ -112,6 +191,7 @@ def open_checked(path, what: str = "result file"):
         raise FileFormatError(f"cannot read {what} '{path}': {exc.strerror}.") from None
     if not stat.S_ISREG(st.st_mode):
         raise _refuse(path, what, "it is not a regular file.")
+    probe(p, what)
     try:
         h5 = h5py.File(p, "r")
     except OSError as exc:

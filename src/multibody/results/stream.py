@@ -10,11 +10,15 @@ block being appended is in memory.
 The file is written where it is opened: to replace a result all or nothing, open it on a staged
 temporary file (:func:`multibody.results.outputs.atomic_write`, :class:`~.outputs.Outputs`) so that a
 run that fails never touches the earlier file. Unlike :func:`.outputs.write_hdf5`, the HDF5 library
-itself writes to the disk here (the file does not fit in memory); a full disk then surfaces as the
-library's OSError from :meth:`append`.
+writes the file block by block here (it does not fit in memory), through h5py's ``fileobj`` driver into
+a :class:`GuardedFile`: a failed write (a full disk, a quota) is kept there instead of reaching the
+HDF5 library — which, after its own write failed, raised again while closing and crashed the
+interpreter at exit (segfault, exit 139) — and :meth:`ResultStream.append` and
+:meth:`ResultStream.close` raise it as the OSError it was.
 """
 from __future__ import annotations
 
+import errno
 import json
 
 import numpy as np
@@ -26,6 +30,66 @@ from .outputs import HDF5_LIBVER
 DEFAULT_CHUNK = 4096
 #: bytes of one HDF5 storage chunk of a dataset
 HDF5_CHUNK_BYTES = 65536
+
+
+class GuardedFile:
+    """An unbuffered file for h5py's ``fileobj`` driver that never fails a write: the first OSError of a
+    write, flush or truncate is kept in :attr:`error` (later writes are dropped: the file is then
+    garbage and its owner removes it) and raised by :meth:`check`."""
+
+    def __init__(self, path):
+        self.f, self.error = open(path, "w+b", buffering=0), None
+
+    def _guarded(self, fn, *args):
+        if self.error is None:
+            try:
+                return fn(*args)
+            except OSError as exc:
+                self.error = exc
+        return None
+
+    def _write_all(self, data) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            wrote = self.f.write(view[done:])
+            if not wrote:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            done += wrote
+        return done
+
+    def write(self, data) -> int:
+        self._guarded(self._write_all, data)
+        return memoryview(data).nbytes
+
+    def flush(self) -> None:
+        self._guarded(self.f.flush)
+
+    def truncate(self, size=None):
+        self._guarded(self.f.truncate, size)
+        return size
+
+    def read(self, n=-1):
+        return self.f.read(n)
+
+    def readinto(self, buf):
+        return self.f.readinto(buf)
+
+    def seek(self, pos, whence=0):
+        return self.f.seek(pos, whence)
+
+    def tell(self):
+        return self.f.tell()
+
+    def check(self) -> None:
+        """Raise the kept error, if any."""
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        self._guarded(self.f.close)
+        if not self.f.closed:
+            self.f.close()
 
 
 def _rows(chunk: int, columns: int) -> int:
@@ -48,7 +112,7 @@ class ResultStream:
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             from ..errors import MultibodyError
             raise MultibodyError(f"the stream chunk must be a positive whole number of states, got {chunk!r}.")
-        self.path, self.chunk, self.states, self._h5 = path, int(chunk), 0, None
+        self.path, self.chunk, self.states, self._h5, self._file = path, int(chunk), 0, None, None
         self._labels = {}       # series name -> labels of its columns in the file
 
     def append(self, t, series: dict) -> None:
@@ -73,12 +137,14 @@ class ResultStream:
                 block[:, cols] = np.asarray(series[name].data, dtype=float).reshape(k, -1)
             ds[k0:k0 + k] = block
         self.states += k
+        self._file.check()
 
     def _open(self, series: dict) -> None:
         """The file, its attributes and the time scale."""
         import h5py
 
-        h5 = self._h5 = h5py.File(self.path, "w", libver=HDF5_LIBVER)
+        self._file = GuardedFile(self.path)
+        h5 = self._h5 = h5py.File(self._file, "w", libver=HDF5_LIBVER)
         h5.attrs["format"], h5.attrs["version"], h5.attrs["Conventions"] = "multibody-result", hdf5.VERSION, "CF-1.8"
         time = h5.create_dataset("time", shape=(0,), maxshape=(None,), chunks=(_rows(self.chunk, 1),), dtype=float)
         time.attrs.update(units="s", standard_name="time", long_name="time", unit="s")
@@ -134,8 +200,14 @@ class ResultStream:
         self._h5.attrs["events"] = json.dumps(jsonable(events))
         self.abort()
 
-    def abort(self) -> None:
-        """Close the file as it is (after a failure; the caller removes the staged file)."""
+    def abort(self, check: bool = True) -> None:
+        """Close the file as it is (after a failure; the caller removes the staged file); raise the
+        OSError of a failed write, if any and ``check``."""
         if self._h5 is not None:
             self._h5.close()
             self._h5 = None
+        if self._file is not None:
+            self._file.close()
+            guard, self._file = self._file, None
+            if check:
+                guard.check()

@@ -81,14 +81,25 @@ def _raise_exit(signum, _frame):
     raise Terminated(128 + signum)
 
 
-def exit_on_signals() -> None:
+def exit_on_signals():
     """SIGTERM and SIGHUP end the process through SystemExit (``finally`` blocks run, temporary files
-    are removed) instead of killing it at once. Main thread only (a no-op elsewhere)."""
+    are removed) instead of killing it at once. Main thread only (a no-op elsewhere). Returns a function
+    that puts the earlier handlers back (the command line run inside another program: a test, a
+    notebook; its SIGTERM must not stay a SystemExit raised wherever that program is)."""
+    installed = {}
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is None:
             continue
         try:
-            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            previous = signal.getsignal(sig)
+            if previous in (signal.SIG_DFL, None):
                 signal.signal(sig, _raise_exit)
+                installed[sig] = signal.SIG_DFL if previous is None else previous
         except ValueError:      # not the main thread
-            return
+            break
+
+    def restore() -> None:
+        for sig, handler in installed.items():
+            if signal.getsignal(sig) is _raise_exit:
+                signal.signal(sig, handler)
+    return restore

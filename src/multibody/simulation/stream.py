@@ -106,7 +106,7 @@ def streamed(stream, events, run) -> Result:
         result.summary["streamed_states"] = stream.states
         stream.close(result.summary, result.events, jsonable)
     except BaseException:
-        stream.abort()
+        stream.abort(check=False)       # the run's own error is the one to report
         raise
     empty = {name: replace(s, data=s.data[:0]) for name, s in result.series.items()}
     return Result(np.zeros(0), empty, result.summary, result.events)

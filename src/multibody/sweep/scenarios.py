@@ -191,7 +191,7 @@ def _simulate(spec: ModelSpec, sc: dict):
     from ..simulation.driver import RunOptions, simulate
 
     factory_kw = {k: v for k, v in sc.items() if k not in RUN_KEYS and not k.startswith(PREFIXES)}
-    model = spec.factory(**factory_kw)
+    model = run_user_code(spec.factory, f"model '{spec.name}'", **factory_kw)   # sys.exit, endless loops
     q0, v0 = model.q0.copy(), model.v0.copy()
     for key, val in sc.items():
         if key.startswith(("q0:", "v0:")):
