@@ -52,6 +52,7 @@ import scipy.sparse.linalg as spla
 from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
 from ..assembly import use_sparse
+from ..kinematics import solve_velocities
 from .compiled_constraints import compiled_constraints
 from .tangent_matrix import TangentMatrices
 
@@ -71,6 +72,10 @@ SINGULAR_PIVOT = 1e-14
 #: a remainder up to this fraction of the step is merged into the last step (no sliver steps from the
 #: round-off of t sums)
 LAST_STEP_SLACK = 1e-6
+#: converged sub-steps before a halved fixed step doubles again (Exudyn's adaptiveStepRecoverySteps)
+RECOVERY_STEPS = 10
+#: accelerations alternate when the cosine of consecutive increments is below -ALTERNATION (_alternating)
+ALTERNATION = 0.5
 #: smallest positive double: the floor of the force scale in the balance test
 TINY = np.finfo(float).tiny
 
@@ -136,6 +141,7 @@ class GeneralizedAlpha:
             raise IntegrationError(f"generalized-alpha integrates holonomic constraints only; the model has "
                                    f"{self.model.h} nonholonomic rows: use a Runge-Kutta integrator.")
         self.par, self.newton, self.h = AlphaParameters(rho_inf), newton, float(step)
+        self.h_sub, self.streak, self.d_prev = self.h, 0, None     # fixed step: sub-step control (_advance)
         self.t, self.t_bound, self.y = float(t0), float(t_bound), np.array(y0, float)
         n = self.n = self.model.n
         q, v = self.y[:n], self.y[n:]
@@ -146,6 +152,7 @@ class GeneralizedAlpha:
         # dense (small) models: Phi and A in compiled calls when available (integrate.compiled_constraints)
         self.compiled = None if self.sparse else compiled_constraints(form)
         self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
+        self.kernel = _compiled_attempt(self)   # the whole Newton loop compiled, when the model allows it
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
         self._lu, self._lu_step = None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
@@ -163,25 +170,62 @@ class GeneralizedAlpha:
         left = self.t_bound - self.t
         h = left if left <= self.h * (1 + LAST_STEP_SLACK) else self.h
         t_old = self.t
-        self._advance(h, self.newton.max_halvings)
+        self._advance(h)
         self.n_accepted += 1
         return Step(t_old, self.t, self.y.copy(), self.t - t_old, np.nan, None)
 
-    def _advance(self, h: float, halvings: int) -> None:
-        """One step of length h, or two of h/2 (recursively) when Newton does not converge."""
-        out = self._attempt(h)
-        if out is not None:
-            self.t += h
+    def _advance(self, h: float) -> None:
+        """One step of length h, in sub-steps h / 2^k where the step is too long (module doc, "Fixed step"): a
+        sub-step whose Newton iterations do not converge, or whose accelerations alternate (_alternating), is
+        discarded, the scheme restarted at the last state (_restart) and the sub-step halved, at most
+        max_halvings times below h; it doubles again after RECOVERY_STEPS accepted sub-steps."""
+        end, smallest = self.t + h, h / 2 ** self.newton.max_halvings
+        while self.t < end - LAST_STEP_SLACK * h:
+            sub = min(self.h_sub, h)
+            sub = end - self.t if end - self.t <= sub * (1 + LAST_STEP_SLACK) else sub
+            out = self._attempt(sub)
+            if out is None or self._alternating(out[1]):
+                if sub <= smallest * (1 + LAST_STEP_SLACK):
+                    why = "Newton did not converge" if out is None else "the accelerations alternate"
+                    raise IntegrationError(
+                        f"generalized-alpha: {why} at t = {self.t:.6g} even with the step halved "
+                        f"{self.newton.max_halvings} times (h = {sub:.3g}); the motion may be too fast for this "
+                        "step, or the model near a singular configuration.")
+                self.n_rejected += 1
+                self.h_sub, self.streak = sub / 2, 0
+                self._restart()
+                continue
+            self.t += sub
+            self.d_prev = out[1] - self.a
             self.y, self.a, self.abar, self.lam = out
-            return
-        if halvings == 0:
-            raise IntegrationError(f"generalized-alpha: Newton did not converge at t = {self.t:.6g} even "
-                                   f"with the step halved {self.newton.max_halvings} times (h = {h:.3g}); "
-                                   "the motion may be too fast for this step, or the model near a singular "
-                                   "configuration.")
-        self.n_rejected += 1
-        self._advance(h / 2, halvings - 1)
-        self._advance(h / 2, halvings - 1)
+            self.streak += 1
+            if self.h_sub < h and self.streak >= RECOVERY_STEPS:
+                self.h_sub, self.streak = 2 * self.h_sub, 0
+        self.t = end
+
+    def _alternating(self, a1: np.ndarray) -> bool:
+        """True when the accelerations alternate from step to step, by more than their size and without decaying:
+        the increment d = a_n+1 - a_n reverses the last one dp (cosine below -ALTERNATION), |d| >= |dp| and
+        max |d| > max |a_n+1|. The signature of a mode the step cannot follow: a physically unstable one (a
+        compressed link at the free end of a whipping chain, growth rate s) is amplified by -1.5 per step at s h
+        ~ 10 (rho_inf 0.9) where the exact growth is smooth, and at s h ~ 2 the iteration matrix M + K_t / beta'
+        is singular; GA's damped response to stable fast modes alternates too, but decays (by rho_inf per step)."""
+        d, dp = a1 - self.a, self.d_prev
+        if dp is None or _amax(d) <= _amax(a1):
+            return False
+        dd, pp = float(d @ d), float(dp @ dp)
+        return dd >= pp and float(d @ dp) < -ALTERNATION * np.sqrt(dd * pp)
+
+    def _restart(self) -> None:
+        """Restart the scheme at the current state as at t0: v projected onto A v + Phi_t = 0 (the index-3 steps
+        keep it only to O(h^2); a drift d left in v would reappear as accelerations ~ d / h in the shorter
+        sub-steps), a and lambda from the index-1 solve, abar = a (the discarded accelerations do not carry over)."""
+        n, t = self.n, self.t
+        q, v = self.y[:n], solve_velocities(self.model, self.y[:n], self.y[n:], t, ws=self.ws)
+        self.y = np.concatenate([q, v])
+        acc = self.form.accelerations(t, q, v)
+        self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
+        self.abar, self.d_prev = self.a.copy(), None
 
     def _controlled_step(self) -> Step:
         """One step under error control (module doc): an unconverged Newton halves h and caps it there (CAP_RELAX),
@@ -222,6 +266,8 @@ class GeneralizedAlpha:
 
     def _attempt(self, h: float):
         """Newton iterations of one step (module doc); (y, a, abar, lambda) or None if not converged."""
+        if self.kernel is not None:
+            return self._attempt_compiled(h)
         p, n, model = self.par, self.n, self.model
         q, v = self.y[:n], self.y[n:]
         beta_p = (1 - p.alpha_m) / (h * h * p.beta * (1 - p.alpha_f))
@@ -252,6 +298,15 @@ class GeneralizedAlpha:
             self._lu, self._lu_step = lu, h
             last = size
         return None
+
+    def _attempt_compiled(self, h: float):
+        """_attempt in one compiled call (integrate.generalized_alpha_kernels: the same iterations)."""
+        status, iterations, factorizations, (q1, v1, a1, abar1, lam1) = self.kernel(self, h, SINGULAR_PIVOT)
+        self.iterations += iterations
+        self.factorizations += factorizations
+        if status == 2:
+            raise _singular(self.t + h)
+        return None if status else (np.concatenate([q1, v1]), a1, abar1, lam1)
 
     def _algorithmic(self, a1: np.ndarray) -> np.ndarray:
         """abar_{n+1} from (1 - alpha_m) abar_{n+1} + alpha_m abar_n = (1 - alpha_f) a_{n+1} + alpha_f a_n."""
@@ -293,11 +348,29 @@ class GeneralizedAlpha:
                 return DenseLU(np.block([[M + S.toarray(), A.T], [A, np.zeros((len(A), len(A)))]]))
             return spla.splu(sp.bmat([[M + S, A.T], [A, None]], format="csc"))
         except (RuntimeError, np.linalg.LinAlgError):
-            raise IntegrationError(
-                f"generalized-alpha: the iteration matrix is singular at t = {t:.6g}: the constraint Jacobian is "
-                "rank deficient (redundant constraints, or a singular configuration). This integrator needs "
-                "independent constraint rows; the Runge-Kutta integrators with the lagrange formulation handle "
-                "redundancy.") from None
+            raise _singular(t) from None
+
+
+def _singular(t: float) -> IntegrationError:
+    return IntegrationError(
+        f"generalized-alpha: the iteration matrix is singular at t = {t:.6g}: the constraint Jacobian is "
+        "rank deficient (redundant constraints, or a singular configuration). This integrator needs "
+        "independent constraint rows; the Runge-Kutta integrators with the lagrange formulation handle "
+        "redundancy.")
+
+
+def _compiled_attempt(stepper):
+    """The compiled Newton loop (integrate.generalized_alpha_kernels) when numba is installed, its cache warm
+    (or the formulation compiled its own path) and the model's constraints, forces and constant mass are what
+    the compiled kernels support (no damping matrix); else None (the NumPy reference path)."""
+    from ..fast.packed import PackedModel, model_supported, numba_available
+    form = stepper.form
+    if stepper.tangent.C is not None or model_supported(stepper.model) is not None or not numba_available():
+        return None
+    if form.fast_step is None and not (stepper.sparse and getattr(form, "fast", True)):
+        return None
+    from .generalized_alpha_kernels import CompiledAttempt
+    return CompiledAttempt(PackedModel(stepper.model), stepper.tangent.K, stepper.n, stepper.ws.m)
 
 
 def _amax(x: np.ndarray) -> float:
