@@ -52,7 +52,7 @@ import scipy.sparse.linalg as spla
 from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
 from ..assembly import use_sparse
-from ..kinematics import solve_velocities
+from ..linalg.sparse import SparseMass
 from .compiled_constraints import compiled_constraints
 from .tangent_matrix import TangentMatrices
 
@@ -154,7 +154,7 @@ class GeneralizedAlpha:
         self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
         self.kernel = _compiled_attempt(self)   # the whole Newton loop compiled, when the model allows it
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
-        self._lu, self._lu_step = None, None
+        self._lu, self._lu_step, self._restart_mass = None, None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
 
     def summary(self, series=None) -> dict:
@@ -219,9 +219,19 @@ class GeneralizedAlpha:
     def _restart(self) -> None:
         """Restart the scheme at the current state as at t0: v projected onto A v + Phi_t = 0 (the index-3 steps
         keep it only to O(h^2); a drift d left in v would reappear as accelerations ~ d / h in the shorter
-        sub-steps), a and lambda from the index-1 solve, abar = a (the discarded accelerations do not carry over)."""
-        n, t = self.n, self.t
-        q, v = self.y[:n], solve_velocities(self.model, self.y[:n], self.y[n:], t, ws=self.ws)
+        sub-steps) by the M-orthogonal projection v - M^-1 A^T (A M^-1 A^T)^-1 (A v + Phi_t), the correction of
+        least kinetic energy, which never adds energy (Hairer, Lubich & Wanner, Geometric Numerical Integration,
+        2nd ed., Sect. VII.1, the projection of the velocity onto the tangent space in the M-norm); a and
+        lambda from the index-1 solve, abar = a (the discarded accelerations do not carry over)."""
+        n, t, ws = self.n, self.t, self.ws
+        q, v = self.y[:n], self.y[n:]
+        if ws.m:
+            _, A, Phi_t, _ = (ws.sparse_constraints if self.sparse else ws.constraints)(t, q, v)
+            A = sp.csr_matrix(A)
+            if self._restart_mass is None or self.mass is None:
+                self._restart_mass = SparseMass(self.model.mass(q))
+            MiAt = self._restart_mass.Minv @ A.T
+            v = v - MiAt @ spla.splu((A @ MiAt).tocsc()).solve(A @ v + Phi_t)
         self.y = np.concatenate([q, v])
         acc = self.form.accelerations(t, q, v)
         self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
