@@ -153,17 +153,58 @@ def _put(W, iperm, w, i, j, x):
 
 
 @njit(cache=True)
+def _coincident_stiffness(qe, ve, lam, beta_p, pk, band):
+    """K_t / beta' of models whose constraints are Coincident, Angle and CoordinateDriver rows only: the rows
+    of a Coincident pair, p_a - p_b = 0 with p = x + R(theta) s, have d(A^T lambda)/dq only in the theta-theta
+    entries, K[th_a, th_a] = -(lambda_x, lambda_y) . R(th_a) s_a and +(...) . R(th_b) s_b for marker b (the
+    derivative of the theta column b = R' s of A, R'' s = -R s); Angle and CoordinateDriver rows are linear."""
+    prim, pval, mcols, mloc, mvec = pk
+    W, iperm, w = band
+    n = qe.shape[0] - 1
+    for p in range(prim.shape[0]):
+        if prim[p, 0] != COINCIDENT:
+            continue
+        r = prim[p, 1]
+        for k, sign in ((prim[p, 2], 1.0), (prim[p, 3], -1.0)):
+            th = mcols[k, 2]
+            if th < n:
+                bx, by = _marker(k, mcols, mloc, mvec, qe, ve)[2:4]      # b = (-uy, ux), u = R s
+                _put(W, iperm, w, th, th, -sign * (lam[r] * by - lam[r + 1] * bx) / beta_p)
+
+
+@njit(cache=True)
 def _matrix(qe, ve, lam, beta_p, pk, mass, kpat, scale, ent, g0, gp, band):
-    """The band storage of J = [[M + K_t / beta', A^T], [A, 0]] at qe (module doc)."""
+    """The band storage of J = [[M + K_t / beta', A^T], [A, 0]] at qe (module doc); K_t analytic
+    (_coincident_stiffness) when kpat says so (its last item), else by coloured differences."""
     prim, pval, mcols, mloc, mvec = pk
     mrows, mcol, mval = mass
-    rows, cols, goff, members, moff = kpat
+    rows, cols, goff, members, moff, analytic = kpat
     vals, erows, ecols = ent
     W, iperm, w = band
     n = g0.shape[0]
     W[:, :] = 0.0
     for e in range(mval.shape[0]):
         _put(W, iperm, w, mrows[e], mcol[e], mval[e])
+    if analytic:
+        _coincident_stiffness(qe, ve, lam, beta_p, pk, band)
+    else:
+        _difference_stiffness(qe, ve, lam, beta_p, pk, kpat, scale, ent, g0, gp, band)
+    count = constraint_entries(qe, ve, prim, pval, mcols, mloc, mvec, vals, erows, ecols)
+    for e in range(count):
+        if ecols[e] < n:
+            _put(W, iperm, w, n + erows[e], ecols[e], vals[e])
+            _put(W, iperm, w, ecols[e], n + erows[e], vals[e])
+
+
+@njit(cache=True)
+def _difference_stiffness(qe, ve, lam, beta_p, pk, kpat, scale, ent, g0, gp, band):
+    """K_t / beta' = d(A^T lambda)/dq / beta' by coloured forward differences into the band (the columns of a
+    group perturbed together; tangent_matrix.ResidualJacobian)."""
+    prim, pval, mcols, mloc, mvec = pk
+    rows, cols, goff, members, moff, analytic = kpat
+    vals, erows, ecols = ent
+    W, iperm, w = band
+    n = g0.shape[0]
     count = constraint_entries(qe, ve, prim, pval, mcols, mloc, mvec, vals, erows, ecols)
     _reaction(vals, erows, ecols, count, lam, n, g0)
     eps = np.sqrt(np.finfo(np.float64).eps)
@@ -171,22 +212,15 @@ def _matrix(qe, ve, lam, beta_p, pk, mass, kpat, scale, ent, g0, gp, band):
     for c in range(goff.shape[0] - 1):
         for t in range(moff[c], moff[c + 1]):
             j = members[t]
-            x = qe[j]
-            qe[j] = x + eps * max(abs(x), scale)
-            step[j] = qe[j] - x
+            qe[j] = q0[j] + eps * max(abs(q0[j]), scale)
+            step[j] = qe[j] - q0[j]
         constraint_entries(qe, ve, prim, pval, mcols, mloc, mvec, vals, erows, ecols)
         _reaction(vals, erows, ecols, count, lam, n, gp)
         for t in range(moff[c], moff[c + 1]):
-            j = members[t]
-            qe[j] = q0[j]
+            qe[members[t]] = q0[members[t]]
         for t in range(goff[c], goff[c + 1]):
             i, j = rows[t], cols[t]
             _put(W, iperm, w, i, j, (gp[i] - g0[i]) / step[j] / beta_p)
-    constraint_entries(qe, ve, prim, pval, mcols, mloc, mvec, vals, erows, ecols)
-    for e in range(count):
-        if ecols[e] < n:
-            _put(W, iperm, w, n + erows[e], ecols[e], vals[e])
-            _put(W, iperm, w, ecols[e], n + erows[e], vals[e])
 
 
 @njit(cache=True)
@@ -320,8 +354,9 @@ class CompiledAttempt:
         order = np.argsort(K.colour[K.cols], kind="stable")
         members = np.argsort(K.colour, kind="stable")
         groups = np.arange(K.n_groups + 1)
+        analytic = bool(np.isin(pack.prim[:, 0], (COINCIDENT, ANGLE, COORDINATE_DRIVER)).all())
         self.kpat = (K.rows[order], K.cols[order], np.searchsorted(K.colour[K.cols][order], groups),
-                     members.astype(np.int64), np.searchsorted(K.colour[members], groups))
+                     members.astype(np.int64), np.searchsorted(K.colour[members], groups), analytic)
         self.band = self._band(M, K)
         k, w = n + m, self.band[2]
         self.lower, self.piv, self.lu_h = np.zeros((k, max(w, 1))), np.zeros(k, np.int64), np.zeros(1)
