@@ -41,12 +41,10 @@ constraints only to O(h^2) (index-3 formulation; the recorded series show it und
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from ..errors import MultibodyError
@@ -55,6 +53,7 @@ from ..assembly import use_sparse
 from ..linalg.sparse import SparseMass
 from .compiled_constraints import compiled_constraints
 from .tangent_matrix import TangentMatrices
+from .generalized_alpha_linear import SINGULAR_PIVOT, DenseLU, compiled_attempt
 
 
 #: error control (no --step): first step as a fraction of the run, smallest step (as a fraction of what is
@@ -65,9 +64,6 @@ GROWTH, SHRINK, SAFETY = 2.0, 0.2, 0.9
 #: after a step whose Newton iterations failed, the step stays below half of it, a ceiling that rises by this
 #: factor per accepted step (growing straight back by GROWTH failed again and again in a whipping chain)
 CAP_RELAX = 1.1
-
-#: smallest accepted |U_ii| / max |U_ii| of a dense LU of the iteration matrix (below: singular)
-SINGULAR_PIVOT = 1e-14
 
 #: a remainder up to this fraction of the step is merged into the last step (no sliver steps from the
 #: round-off of t sums)
@@ -152,7 +148,7 @@ class GeneralizedAlpha:
         # dense (small) models: Phi and A in compiled calls when available (integrate.compiled_constraints)
         self.compiled = None if self.sparse else compiled_constraints(form)
         self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
-        self.kernel = _compiled_attempt(self)   # the whole Newton loop compiled, when the model allows it
+        self.kernel = compiled_attempt(self)   # the whole Newton loop compiled, when the model allows it
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
         self._lu, self._lu_step, self._restart_mass = None, None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
@@ -369,40 +365,6 @@ def _singular(t: float) -> IntegrationError:
         "redundancy.")
 
 
-def _compiled_attempt(stepper):
-    """The compiled Newton loop (integrate.generalized_alpha_kernels) when numba is installed, its cache warm
-    (or the formulation compiled its own path) and the model's constraints, forces and constant mass are what
-    the compiled kernels support (no damping matrix); else None (the NumPy reference path)."""
-    from ..fast.packed import PackedModel, model_supported, numba_available
-    form = stepper.form
-    if stepper.tangent.C is not None or model_supported(stepper.model) is not None or not numba_available():
-        return None
-    if form.fast_step is None and not (stepper.sparse and getattr(form, "fast", True)):
-        return None
-    from .generalized_alpha_kernels import CompiledAttempt
-    return CompiledAttempt(PackedModel(stepper.model), stepper.tangent.K, stepper.n, stepper.ws.m)
-
-
 def _amax(x: np.ndarray) -> float:
     """max |x| (0 for an empty x), without NumPy's wrapper layers (called several times per Newton iteration)."""
     return float(np.abs(x).max()) if x.size else 0.0
-
-
-class DenseLU:
-    """LAPACK LU of a small dense matrix with the ``solve`` of SuperLU; raises LinAlgError when a pivot
-    is below SINGULAR_PIVOT times the largest (redundant rows, singular configuration)."""
-
-    def __init__(self, K: np.ndarray):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            self.lu = sla.lu_factor(K, check_finite=False)
-        self.getrs = sla.get_lapack_funcs("getrs", (K,))     # LAPACK directly: no wrapper layers per solve
-        d = np.abs(np.diag(self.lu[0]))
-        if d.size and not d.min() > SINGULAR_PIVOT * d.max():
-            raise np.linalg.LinAlgError("singular iteration matrix")
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        x, info = self.getrs(self.lu[0], self.lu[1], b)
-        if info:
-            raise np.linalg.LinAlgError(f"LAPACK getrs: info {info}")
-        return x

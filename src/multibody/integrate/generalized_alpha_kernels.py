@@ -25,6 +25,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..fast.kernels import ANGLE, COINCIDENT, COORDINATE_DRIVER, DISTANCE, _marker
 from ..fast.step_kernels import constraint_phi
+from .generalized_alpha_band import band_factor, band_solve
 
 #: status codes of :func:`ga_attempt`
 CONVERGED, NOT_CONVERGED, SINGULAR = 0, 1, 2
@@ -74,58 +75,6 @@ def constraint_entries(qe, ve, prim, pval, mcols, mloc, mvec, vals, rows, cols):
                 e = _emit(vals, rows, cols, e, r, a, mcols, mvec, -ex, -ey, bix, biy)
                 e = _emit(vals, rows, cols, e, r, b, mcols, mvec, ex, ey, bjx, bjy)
     return e
-
-
-@njit(cache=True)
-def band_factor(W, piv, lower, w, singular_pivot):
-    """In-place band LU with partial pivoting of the (k, k) matrix stored as W[i, j - i + w] (|j - i| <= w;
-    columns up to i + 2 w hold U's fill-in, zero on entry): P A = L U, the multipliers of column j in
-    lower[j, :w], piv[j] the row swapped with j. False when a pivot is below singular_pivot times the largest
-    (as DenseLU of the reference)."""
-    k = W.shape[0]
-    big = 0.0
-    for j in range(k):
-        last = min(j + w, k - 1)
-        p = j
-        for i in range(j + 1, last + 1):
-            if abs(W[i, j - i + w]) > abs(W[p, j - p + w]):
-                p = i
-        piv[j] = p
-        if p != j:
-            for c in range(j, min(j + 2 * w, k - 1) + 1):
-                W[j, c - j + w], W[p, c - p + w] = W[p, c - p + w], W[j, c - j + w]
-        d = W[j, w]
-        big = max(big, abs(d))
-        if d == 0.0:
-            return False
-        for i in range(j + 1, last + 1):
-            x = W[i, j - i + w] / d
-            lower[j, i - j - 1] = x
-            if x != 0.0:
-                for c in range(j + 1, min(j + 2 * w, k - 1) + 1):
-                    W[i, c - i + w] -= x * W[j, c - j + w]
-    for j in range(k):
-        if not abs(W[j, w]) > singular_pivot * big:
-            return False
-    return True
-
-
-@njit(cache=True)
-def band_solve(W, piv, lower, w, b):
-    """x of A x = b with the factors of :func:`band_factor` (b overwritten and returned)."""
-    k = W.shape[0]
-    for j in range(k):
-        p = piv[j]
-        if p != j:
-            b[j], b[p] = b[p], b[j]
-        for i in range(j + 1, min(j + w, k - 1) + 1):
-            b[i] -= lower[j, i - j - 1] * b[j]
-    for i in range(k - 1, -1, -1):
-        s = b[i]
-        for c in range(i + 1, min(i + 2 * w, k - 1) + 1):
-            s -= W[i, c - i + w] * b[c]
-        b[i] = s / W[i, w]
-    return b
 
 
 @njit(cache=True)
@@ -259,6 +208,20 @@ def _solve(band, lower, piv, rhs, xb, x):
 
 
 @njit(cache=True)
+def _predict(state, h, par, out):
+    """The predictor of the reference: a_n+1 = a_n, and q, v, abar from the generalized-alpha formulas."""
+    q, v, a, abar, lam = state
+    alpha_m, alpha_f, beta, gamma = par
+    q1, v1, a1, abar1, lam1 = out
+    for i in range(q.shape[0]):
+        a1[i] = a[i]
+        abar1[i] = (alpha_f * a[i] - alpha_m * abar[i] + (1 - alpha_f) * a[i]) / (1 - alpha_m)
+        q1[i] = q[i] + h * v[i] + h * h * ((0.5 - beta) * abar[i] + beta * abar1[i])
+        v1[i] = v[i] + h * ((1 - gamma) * abar[i] + gamma * abar1[i])
+    lam1[:] = lam
+
+
+@njit(cache=True)
 def ga_attempt(state, h, par, control, model, kpat, band, lower, piv, lu_h, ent, out):
     """Newton iterations of one step (reference ``GeneralizedAlpha._attempt``).
 
@@ -275,12 +238,7 @@ def ga_attempt(state, h, par, control, model, kpat, band, lower, piv, lu_h, ent,
     n, m = q.shape[0], lam.shape[0]
     beta_p = (1 - alpha_m) / (h * h * beta * (1 - alpha_f))
     gamma_p = gamma / (h * beta)
-    for i in range(n):                      # predictor: the accelerations of the last step
-        a1[i] = a[i]
-        abar1[i] = (alpha_f * a[i] - alpha_m * abar[i] + (1 - alpha_f) * a[i]) / (1 - alpha_m)
-        q1[i] = q[i] + h * v[i] + h * h * ((0.5 - beta) * abar[i] + beta * abar1[i])
-        v1[i] = v[i] + h * ((1 - gamma) * abar[i] + gamma * abar1[i])
-    lam1[:] = lam
+    _predict(state, h, par, out)
     qe, ve = np.zeros(n + 1), np.zeros(n + 1)
     phi, Ma, reac, g0, gp = np.empty(m), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     rhs, x, xb = np.empty(n + m), np.empty(n + m), np.empty(n + m)
