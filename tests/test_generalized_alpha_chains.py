@@ -4,32 +4,20 @@ constraints)."""
 import numpy as np
 import pytest
 
-from multibody import ModelBuilder
 from multibody.assembly import kinetic_energy
 from multibody.formulations.registry import make_formulation
 from multibody.integrate.generalized_alpha import GeneralizedAlpha
 from multibody.kinematics import consistent_state
 from multibody.models import MODELS
+from test_generalized_alpha import chain
 
-G = 9.81
 kernels = pytest.importorskip("multibody.integrate.generalized_alpha_kernels")
 band = pytest.importorskip("multibody.integrate.generalized_alpha_band")
 
 
 def free_chain(n, tilt=np.pi / 6, tip_mass=0.0):
-    """n bars (1 m, 1 kg in all) hinged at the origin, released from rest tilt below the horizontal (the chain
-    of benchmarks/chains.py), with a point mass at the free end if tip_mass > 0."""
-    mb = ModelBuilder(f"chain-{n}", gravity=(0.0, -G))
-    L, e = 1.0 / n, np.array([np.cos(tilt), -np.sin(tilt)])
-    for k in range(n):
-        mb.add_bar(f"b{k}", length=L, mass=1.0 / n, position=tuple((k + 0.5) * L * e), angle=-tilt)
-    mb.revolute("O", "ground", "b0", at=(0.0, 0.0))
-    for k in range(1, n):
-        mb.revolute(f"J{k}", f"b{k - 1}", f"b{k}", at=tuple(k * L * e))
-    if tip_mass > 0:
-        mb.add_point_mass("tip", mass=tip_mass, position=tuple(e))
-        mb.revolute("T", f"b{n - 1}", "tip", at=tuple(e))
-    return mb.build()
+    """The chain of benchmarks/chains.py: n bars (1 m, 1 kg in all) released 30 deg below the horizontal."""
+    return chain(n, tip_mass, tilt)
 
 
 def stepper(model, h, t_end):
