@@ -158,7 +158,8 @@ def main():
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--cases", default="free,tip", help="free (no tip mass) and/or tip (1 kg at the free end)")
     ap.add_argument("--multibody", default="dopri5:1e-6,ga:1e-3,ga-adaptive:1e-5")
-    ap.add_argument("--exudyn-steps", default="1000", help="Exudyn's fixed steps per second, comma-separated")
+    ap.add_argument("--exudyn-steps", default="1000",
+                    help="Exudyn's fixed steps per second, comma-separated (empty: no Exudyn rows)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per setting (the median is reported)")
     ap.add_argument("--reference-max", type=int, default=100, help="tip errors for N up to this")
     ap.add_argument("--reference-limit", type=float, default=600.0, help="wall-time cap of a reference run")
@@ -205,7 +206,7 @@ def chain_rows(n, case, specs, args) -> list:
     base = dict(case=case, N=n, n=len(model.coordinate_names))
     rows = [dict(base, **multibody_row(model, s, ref, args)) for s in specs]
     if exu is not None:
-        rows += [dict(base, **exudyn_row(n, tip_mass, int(k), ref, args)) for k in args.exudyn_steps.split(",")]
+        rows += [dict(base, **exudyn_row(n, tip_mass, int(k), ref, args)) for k in args.exudyn_steps.split(",") if k]
     for row in rows:
         print(fmt(row), flush=True)
     return rows
