@@ -84,6 +84,9 @@ LAST_STEP_SLACK = 1e-6
 RECOVERY_STEPS = 10
 #: accelerations alternate when the cosine of consecutive increments is below -ALTERNATION (_alternating)
 ALTERNATION = 0.5
+#: ... and M (a_n+1 - a_n) exceeds this fraction of the applied forces (far above the ~1e-8 of a chain hanging
+#: at rest: round-off and drift of the index-3 accelerations)
+ALTERNATION_FLOOR = 1e-6
 #: smallest positive double: the floor of the force scale in the balance test
 TINY = np.finfo(float).tiny
 
@@ -217,12 +220,16 @@ class GeneralizedAlpha:
         max |d| > max |a_n+1|. The signature of a mode the step cannot follow: a physically unstable one (a
         compressed link at the free end of a whipping chain, growth rate s) is amplified by -1.5 per step at s h
         ~ 10 (rho_inf 0.9) where the exact growth is smooth, and at s h ~ 2 the iteration matrix M + K_t / beta'
-        is singular; GA's damped response to stable fast modes alternates too, but decays (by rho_inf per step)."""
+        is singular; GA's damped response to stable fast modes alternates too, but decays (by rho_inf per step).
+        Round-off (a chain hanging at rest) is not counted: M d must exceed ALTERNATION_FLOOR times the forces."""
         d, dp = a1 - self.a, self.d_prev
         if dp is None or _amax(d) <= _amax(a1):
             return False
         dd, pp = float(d @ d), float(dp @ dp)
-        return dd >= pp and float(d @ dp) < -ALTERNATION * np.sqrt(dd * pp)
+        if not (dd >= pp and float(d @ dp) < -ALTERNATION * np.sqrt(dd * pp)):
+            return False
+        n, M = self.n, self.mass if self.mass is not None else self.model.mass(self.y[:self.n])
+        return _amax(M @ d) > ALTERNATION_FLOOR * _amax(self.ws.forces(self.t, self.y[:n], self.y[n:]))
 
     def _restart(self) -> None:
         """Restart the scheme at the current state as at t0: v projected onto A v + Phi_t = 0 (the index-3 steps
