@@ -5,7 +5,8 @@ The chains are those of benchmarks/chains.py (N bars of 1/N m and 1/N kg, revolu
 rest in a straight line tilted 30 deg below the horizontal, 1 s; ``tip``: a 1 kg point mass pinned to the
 free end). For each chain and each setting the script runs ``--repeat`` times and reports the median wall
 time of the integration (the machine is shared: single runs are noisy), the steps, the Newton iterations or
-right-hand-side evaluations and the error of the free end's position at 1 s against multibody's dop853 at
+right-hand-side evaluations, the median CPU (process) time of the integration (the machine is shared: wall
+times are inflated by other processes, CPU times much less) and the error of the free end's position at 1 s against multibody's dop853 at
 rtol 1e-10 (for N up to ``--reference-max``; blank above, or when a run stops early).
 
 multibody settings (``--multibody``, comma-separated): ``dopri5:RTOL``, ``dop853:RTOL``, ``ga:H`` (generalized-
@@ -16,7 +17,7 @@ benchmarks/exudyn_compare.py. Exudyn is benchmark-only and never a dependency of
 ``pip install exudyn==1.13.6``; without it the Exudyn rows are skipped and the script says so.
 
 Every row goes to ``--csv`` (default benchmarks/results/chains.csv; columns: case, N, n, tool, setting,
-runs, wall_median_s, wall_min_s, steps, work, t_reached, tip_error_m, status) so a later run shows a regression.
+runs, wall_median_s, wall_min_s, cpu_median_s, steps, work, t_reached, tip_error_m, status) so a later run shows a regression.
 
     python benchmarks/chains_vs_exudyn.py [--sizes 10,100,1000] [--cases free,tip] [--repeat 3]
         [--multibody dopri5:1e-6,ga:1e-3,ga-adaptive:1e-5] [--exudyn-steps 1000] [--reference-max 100]
@@ -51,8 +52,8 @@ except ImportError:
 
 TILT = np.pi / 6
 TIP_MASS = 1.0
-FIELDS = ("case", "N", "n", "tool", "setting", "runs", "wall_median_s", "wall_min_s", "steps", "work",
-          "t_reached", "tip_error_m", "status")
+FIELDS = ("case", "N", "n", "tool", "setting", "runs", "wall_median_s", "wall_min_s", "cpu_median_s", "steps",
+          "work", "t_reached", "tip_error_m", "status")
 
 
 def multibody_options(spec: str) -> RunOptions:
@@ -70,7 +71,7 @@ def multibody_options(spec: str) -> RunOptions:
 
 def multibody_row(model, spec, ref, args) -> dict:
     """Median of ``args.repeat`` multibody runs of one setting (a failed or capped run ends the repeats)."""
-    opts, walls, r, status = multibody_options(spec), [], None, "ok"
+    opts, walls, cpus, r, status = multibody_options(spec), [], [], None, "ok"
     for _ in range(args.repeat):
         try:
             r = run_chain(model, 1.0, opts, args.time_limit)
@@ -78,13 +79,14 @@ def multibody_row(model, spec, ref, args) -> dict:
             status = f"failed: {str(exc).splitlines()[0][:80]}"
             break
         walls.append(r["wall"])
+        cpus.append(r["cpu"])
         if r["capped"]:
             status = f"time limit at t = {r['t']:.3g} s"
             break
     row = dict(tool="multibody", setting=spec, runs=len(walls), status=status)
     if walls:
-        row.update(wall_median_s=statistics.median(walls), wall_min_s=min(walls), steps=r["steps"],
-                   work=r["work"], t_reached=r["t"])
+        row.update(wall_median_s=statistics.median(walls), wall_min_s=min(walls), cpu_median_s=statistics.median(cpus),
+                   steps=r["steps"], work=r["work"], t_reached=r["t"])
     if r is not None and not r["capped"] and ref is not None and status == "ok":
         row["tip_error_m"] = float(np.linalg.norm(chain_tip(model, r["q"]) - ref))
     return row
@@ -115,18 +117,21 @@ def exudyn_model(n: int, tip_mass: float):
 
 def exudyn_row(n, tip_mass, steps, ref, args) -> dict:
     """Median of ``args.repeat`` Exudyn solves (a fresh system each: Exudyn solves in place)."""
-    walls, tip, status = [], None, "ok"
+    walls, cpus, tip, status = [], [], None, "ok"
     for _ in range(args.repeat):
         m, sensor, tip_of = exudyn_model(n, tip_mass)
         try:
+            c = time.process_time()
             walls.append(m.solve(1.0, steps, dense=False))
+            cpus.append(time.process_time() - c)
         except Exception as exc:   # Exudyn's SolverError
             status = f"failed: {type(exc).__name__}"
             break
         tip = tip_of(m.mbs.GetSensorStoredData(sensor)[-1])
     row = dict(tool=f"exudyn {exu.__version__}", setting=f"ga:{1.0 / steps:g}", runs=len(walls), status=status)
     if walls:
-        row.update(wall_median_s=statistics.median(walls), wall_min_s=min(walls), steps=steps, t_reached=1.0)
+        row.update(wall_median_s=statistics.median(walls), wall_min_s=min(walls), cpu_median_s=statistics.median(cpus),
+                   steps=steps, t_reached=1.0)
     if tip is not None and ref is not None and status == "ok":
         row["tip_error_m"] = float(np.linalg.norm(tip - ref))
     return row
@@ -144,6 +149,7 @@ def fmt(row) -> str:
     g = row.get
     num = (lambda k, f: "" if g(k) is None else format(g(k), f))
     return (f"{g('case'):>5} {g('N'):>5} {g('tool'):>14} {g('setting'):>18} {num('wall_median_s', '.3f'):>9} "
+            f"{num('cpu_median_s', '.3f'):>8} "
             f"{num('steps', 'd'):>6} {num('work', 'd'):>7} {num('tip_error_m', '.2e'):>10}  {g('status')}")
 
 
@@ -152,7 +158,8 @@ def main():
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--cases", default="free,tip", help="free (no tip mass) and/or tip (1 kg at the free end)")
     ap.add_argument("--multibody", default="dopri5:1e-6,ga:1e-3,ga-adaptive:1e-5")
-    ap.add_argument("--exudyn-steps", default="1000", help="Exudyn's fixed steps per second, comma-separated")
+    ap.add_argument("--exudyn-steps", default="1000",
+                    help="Exudyn's fixed steps per second, comma-separated (empty: no Exudyn rows)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per setting (the median is reported)")
     ap.add_argument("--reference-max", type=int, default=100, help="tip errors for N up to this")
     ap.add_argument("--reference-limit", type=float, default=600.0, help="wall-time cap of a reference run")
@@ -171,7 +178,7 @@ def main():
     if exu is None:
         print("Exudyn is not installed: its rows are skipped (benchmark-only: pip install exudyn==1.13.6)")
     rows = []
-    print(f"{'case':>5} {'N':>5} {'tool':>14} {'setting':>18} {'wall [s]':>9} {'steps':>6} {'work':>7} "
+    print(f"{'case':>5} {'N':>5} {'tool':>14} {'setting':>18} {'wall [s]':>9} {'cpu [s]':>8} {'steps':>6} {'work':>7} "
           f"{'tip err [m]':>10}  status")
     for n in map(int, args.sizes.split(",")):
         for case in cases:
@@ -199,7 +206,7 @@ def chain_rows(n, case, specs, args) -> list:
     base = dict(case=case, N=n, n=len(model.coordinate_names))
     rows = [dict(base, **multibody_row(model, s, ref, args)) for s in specs]
     if exu is not None:
-        rows += [dict(base, **exudyn_row(n, tip_mass, int(k), ref, args)) for k in args.exudyn_steps.split(",")]
+        rows += [dict(base, **exudyn_row(n, tip_mass, int(k), ref, args)) for k in args.exudyn_steps.split(",") if k]
     for row in rows:
         print(fmt(row), flush=True)
     return rows

@@ -28,8 +28,20 @@ both block rows are of order one (Bottasso, Bauchau & Cardona 2007 preconditioni
 with beta' = (1 - alpha_m) / (h^2 beta (1 - alpha_f)), gamma' = gamma / (h beta), K_t and C_t from
 :mod:`.tangent_matrix` (coloured differences) and the sparse LU of SuperLU. The matrix is kept over
 iterations and steps while the increments contract fast enough (modified Newton); an increment that
-does not is discarded and recomputed with the matrix rebuilt at the current iterate (Newton); with a fixed
-step (--step) a step whose iterations do not converge is retried as two half steps.
+does not is discarded and recomputed with the matrix rebuilt at the current iterate (Newton). Models the
+compiled kernels support run the whole Newton loop in one compiled call with a band LU
+(:mod:`.generalized_alpha_kernels`, the same iterations).
+
+Fixed step (--step): each step of h lands on the grid t0 + k h, in sub-steps h / 2^j where h is too long.
+A sub-step whose Newton iterations do not converge, or whose accelerations alternate from step to step by
+more than their size without decaying (``_alternating``), is discarded; the scheme restarts at the last
+state (velocities projected onto the velocity constraints in the M-norm, consistent a and lambda, abar = a)
+and the sub-step is halved; it doubles again after RECOVERY_STEPS accepted sub-steps (as Exudyn's adaptive
+step: halve on failure, recover gradually). Why: a physically unstable mode (s^2 > 0 in q'' = s^2 q, e.g. a
+compressed link at the free end of a whipping chain) is amplified by the scheme by about -1.5 per step at s h
+~ 10, -4.9 at s h = 3 (rho_inf 0.9; the exact factor e^(s h) is positive), the iteration matrix is singular
+near s h = 2, and only below that does the scheme follow the motion; the restart removes the alternating
+accelerations the long step left behind.
 
 Without --step the step is controlled: the local position error is estimated by h^2 (beta - 1/6)
 (a_{n+1} - a_n) (Zienkiewicz & Xie 1991) and measured as dopri5's is (RMS of error / (atol + rtol |q|)); a
@@ -41,19 +53,19 @@ constraints only to O(h^2) (index-3 formulation; the recorded series show it und
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
 from ..assembly import use_sparse
+from ..linalg.sparse import SparseMass
 from .compiled_constraints import compiled_constraints
 from .tangent_matrix import TangentMatrices
+from .generalized_alpha_linear import SINGULAR_PIVOT, DenseLU, compiled_attempt
 
 
 #: error control (no --step): first step as a fraction of the run, smallest step (as a fraction of what is
@@ -65,12 +77,16 @@ GROWTH, SHRINK, SAFETY = 2.0, 0.2, 0.9
 #: factor per accepted step (growing straight back by GROWTH failed again and again in a whipping chain)
 CAP_RELAX = 1.1
 
-#: smallest accepted |U_ii| / max |U_ii| of a dense LU of the iteration matrix (below: singular)
-SINGULAR_PIVOT = 1e-14
-
 #: a remainder up to this fraction of the step is merged into the last step (no sliver steps from the
 #: round-off of t sums)
 LAST_STEP_SLACK = 1e-6
+#: converged sub-steps before a halved fixed step doubles again (Exudyn's adaptiveStepRecoverySteps)
+RECOVERY_STEPS = 10
+#: accelerations alternate when the cosine of consecutive increments is below -ALTERNATION (_alternating)
+ALTERNATION = 0.5
+#: ... and M (a_n+1 - a_n) exceeds this fraction of the applied forces (far above the ~1e-8 of a chain hanging
+#: at rest: round-off and drift of the index-3 accelerations)
+ALTERNATION_FLOOR = 1e-6
 #: smallest positive double: the floor of the force scale in the balance test
 TINY = np.finfo(float).tiny
 
@@ -136,6 +152,7 @@ class GeneralizedAlpha:
             raise IntegrationError(f"generalized-alpha integrates holonomic constraints only; the model has "
                                    f"{self.model.h} nonholonomic rows: use a Runge-Kutta integrator.")
         self.par, self.newton, self.h = AlphaParameters(rho_inf), newton, float(step)
+        self.h_sub, self.streak, self.d_prev = self.h, 0, None     # fixed step: sub-step control (_advance)
         self.t, self.t_bound, self.y = float(t0), float(t_bound), np.array(y0, float)
         n = self.n = self.model.n
         q, v = self.y[:n], self.y[n:]
@@ -146,8 +163,9 @@ class GeneralizedAlpha:
         # dense (small) models: Phi and A in compiled calls when available (integrate.compiled_constraints)
         self.compiled = None if self.sparse else compiled_constraints(form)
         self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
+        self.kernel = compiled_attempt(self)   # the whole Newton loop compiled, when the model allows it
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
-        self._lu, self._lu_step = None, None
+        self._lu, self._lu_step, self._restart_mass = None, None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
 
     def summary(self, series=None) -> dict:
@@ -163,25 +181,76 @@ class GeneralizedAlpha:
         left = self.t_bound - self.t
         h = left if left <= self.h * (1 + LAST_STEP_SLACK) else self.h
         t_old = self.t
-        self._advance(h, self.newton.max_halvings)
+        self._advance(h)
         self.n_accepted += 1
         return Step(t_old, self.t, self.y.copy(), self.t - t_old, np.nan, None)
 
-    def _advance(self, h: float, halvings: int) -> None:
-        """One step of length h, or two of h/2 (recursively) when Newton does not converge."""
-        out = self._attempt(h)
-        if out is not None:
-            self.t += h
+    def _advance(self, h: float) -> None:
+        """One step of length h, in sub-steps h / 2^k where the step is too long (module doc, "Fixed step"): a
+        sub-step whose Newton iterations do not converge, or whose accelerations alternate (_alternating), is
+        discarded, the scheme restarted at the last state (_restart) and the sub-step halved, at most
+        max_halvings times below h; it doubles again after RECOVERY_STEPS accepted sub-steps."""
+        end, smallest = self.t + h, h / 2 ** self.newton.max_halvings
+        while self.t < end - LAST_STEP_SLACK * h:
+            sub = min(self.h_sub, h)
+            sub = end - self.t if end - self.t <= sub * (1 + LAST_STEP_SLACK) else sub
+            out = self._attempt(sub)
+            if out is None or self._alternating(out[1]):
+                if sub <= smallest * (1 + LAST_STEP_SLACK):
+                    why = "Newton did not converge" if out is None else "the accelerations alternate"
+                    raise IntegrationError(
+                        f"generalized-alpha: {why} at t = {self.t:.6g} even with the step halved "
+                        f"{self.newton.max_halvings} times (h = {sub:.3g}); the motion may be too fast for this "
+                        "step, or the model near a singular configuration.")
+                self.n_rejected += 1
+                self.h_sub, self.streak = sub / 2, 0
+                self._restart()
+                continue
+            self.t += sub
+            self.d_prev = out[1] - self.a
             self.y, self.a, self.abar, self.lam = out
-            return
-        if halvings == 0:
-            raise IntegrationError(f"generalized-alpha: Newton did not converge at t = {self.t:.6g} even "
-                                   f"with the step halved {self.newton.max_halvings} times (h = {h:.3g}); "
-                                   "the motion may be too fast for this step, or the model near a singular "
-                                   "configuration.")
-        self.n_rejected += 1
-        self._advance(h / 2, halvings - 1)
-        self._advance(h / 2, halvings - 1)
+            self.streak += 1
+            if self.h_sub < h and self.streak >= RECOVERY_STEPS:
+                self.h_sub, self.streak = 2 * self.h_sub, 0
+        self.t = end
+
+    def _alternating(self, a1: np.ndarray) -> bool:
+        """True when the accelerations alternate from step to step, by more than their size and without decaying:
+        the increment d = a_n+1 - a_n reverses the last one dp (cosine below -ALTERNATION), |d| >= |dp| and
+        max |d| > max |a_n+1|. The signature of a mode the step cannot follow: a physically unstable one (a
+        compressed link at the free end of a whipping chain, growth rate s) is amplified by -1.5 per step at s h
+        ~ 10 (rho_inf 0.9) where the exact growth is smooth, and at s h ~ 2 the iteration matrix M + K_t / beta'
+        is singular; GA's damped response to stable fast modes alternates too, but decays (by rho_inf per step).
+        Round-off (a chain hanging at rest) is not counted: M d must exceed ALTERNATION_FLOOR times the forces."""
+        d, dp = a1 - self.a, self.d_prev
+        if dp is None or _amax(d) <= _amax(a1):
+            return False
+        dd, pp = float(d @ d), float(dp @ dp)
+        if not (dd >= pp and float(d @ dp) < -ALTERNATION * np.sqrt(dd * pp)):
+            return False
+        n, M = self.n, self.mass if self.mass is not None else self.model.mass(self.y[:self.n])
+        return _amax(M @ d) > ALTERNATION_FLOOR * _amax(self.ws.forces(self.t, self.y[:n], self.y[n:]))
+
+    def _restart(self) -> None:
+        """Restart the scheme at the current state as at t0: v projected onto A v + Phi_t = 0 (the index-3 steps
+        keep it only to O(h^2); a drift d left in v would reappear as accelerations ~ d / h in the shorter
+        sub-steps) by the M-orthogonal projection v - M^-1 A^T (A M^-1 A^T)^-1 (A v + Phi_t), the correction of
+        least kinetic energy, which never adds energy (Hairer, Lubich & Wanner, Geometric Numerical Integration,
+        2nd ed., Sect. VII.1, the projection of the velocity onto the tangent space in the M-norm); a and
+        lambda from the index-1 solve, abar = a (the discarded accelerations do not carry over)."""
+        n, t, ws = self.n, self.t, self.ws
+        q, v = self.y[:n], self.y[n:]
+        if ws.m:
+            _, A, Phi_t, _ = (ws.sparse_constraints if self.sparse else ws.constraints)(t, q, v)
+            A = sp.csr_matrix(A)
+            if self._restart_mass is None or self.mass is None:
+                self._restart_mass = SparseMass(self.model.mass(q))
+            MiAt = self._restart_mass.Minv @ A.T
+            v = v - MiAt @ spla.splu((A @ MiAt).tocsc()).solve(A @ v + Phi_t)
+        self.y = np.concatenate([q, v])
+        acc = self.form.accelerations(t, q, v)
+        self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
+        self.abar, self.d_prev = self.a.copy(), None
 
     def _controlled_step(self) -> Step:
         """One step under error control (module doc): an unconverged Newton halves h and caps it there (CAP_RELAX),
@@ -222,6 +291,8 @@ class GeneralizedAlpha:
 
     def _attempt(self, h: float):
         """Newton iterations of one step (module doc); (y, a, abar, lambda) or None if not converged."""
+        if self.kernel is not None:
+            return self._attempt_compiled(h)
         p, n, model = self.par, self.n, self.model
         q, v = self.y[:n], self.y[n:]
         beta_p = (1 - p.alpha_m) / (h * h * p.beta * (1 - p.alpha_f))
@@ -252,6 +323,15 @@ class GeneralizedAlpha:
             self._lu, self._lu_step = lu, h
             last = size
         return None
+
+    def _attempt_compiled(self, h: float):
+        """_attempt in one compiled call (integrate.generalized_alpha_kernels: the same iterations)."""
+        status, iterations, factorizations, (q1, v1, a1, abar1, lam1) = self.kernel(self, h, SINGULAR_PIVOT)
+        self.iterations += iterations
+        self.factorizations += factorizations
+        if status == 2:
+            raise _singular(self.t + h)
+        return None if status else (np.concatenate([q1, v1]), a1, abar1, lam1)
 
     def _algorithmic(self, a1: np.ndarray) -> np.ndarray:
         """abar_{n+1} from (1 - alpha_m) abar_{n+1} + alpha_m abar_n = (1 - alpha_f) a_{n+1} + alpha_f a_n."""
@@ -293,33 +373,17 @@ class GeneralizedAlpha:
                 return DenseLU(np.block([[M + S.toarray(), A.T], [A, np.zeros((len(A), len(A)))]]))
             return spla.splu(sp.bmat([[M + S, A.T], [A, None]], format="csc"))
         except (RuntimeError, np.linalg.LinAlgError):
-            raise IntegrationError(
-                f"generalized-alpha: the iteration matrix is singular at t = {t:.6g}: the constraint Jacobian is "
-                "rank deficient (redundant constraints, or a singular configuration). This integrator needs "
-                "independent constraint rows; the Runge-Kutta integrators with the lagrange formulation handle "
-                "redundancy.") from None
+            raise _singular(t) from None
+
+
+def _singular(t: float) -> IntegrationError:
+    return IntegrationError(
+        f"generalized-alpha: the iteration matrix is singular at t = {t:.6g}: the constraint Jacobian is "
+        "rank deficient (redundant constraints, or a singular configuration). This integrator needs "
+        "independent constraint rows; the Runge-Kutta integrators with the lagrange formulation handle "
+        "redundancy.")
 
 
 def _amax(x: np.ndarray) -> float:
     """max |x| (0 for an empty x), without NumPy's wrapper layers (called several times per Newton iteration)."""
     return float(np.abs(x).max()) if x.size else 0.0
-
-
-class DenseLU:
-    """LAPACK LU of a small dense matrix with the ``solve`` of SuperLU; raises LinAlgError when a pivot
-    is below SINGULAR_PIVOT times the largest (redundant rows, singular configuration)."""
-
-    def __init__(self, K: np.ndarray):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            self.lu = sla.lu_factor(K, check_finite=False)
-        self.getrs = sla.get_lapack_funcs("getrs", (K,))     # LAPACK directly: no wrapper layers per solve
-        d = np.abs(np.diag(self.lu[0]))
-        if d.size and not d.min() > SINGULAR_PIVOT * d.max():
-            raise np.linalg.LinAlgError("singular iteration matrix")
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        x, info = self.getrs(self.lu[0], self.lu[1], b)
-        if info:
-            raise np.linalg.LinAlgError(f"LAPACK getrs: info {info}")
-        return x
