@@ -3,6 +3,8 @@
     python benchmarks/energy_momentum.py            # everything (a few minutes)
     python benchmarks/energy_momentum.py --quick    # 10^3 instead of 10^4 steps
     python benchmarks/energy_momentum.py long planar-pair reduced [steps] [fig.png] [unknowns]
+    python benchmarks/energy_momentum.py instants   # Table IV: the reduced condition number against time
+    python benchmarks/energy_momentum.py balance reduced [start] [steps]   # the planar pair's energy balance
 
 The first two print, per model and scheme, the relative drift of the energy and of the conserved momentum
 components over N steps, Newton iterations and wall time; then the condition number of the
@@ -84,6 +86,68 @@ def tables():
             print(line, flush=True)
 
 
+def instants(ends=(0.01, 0.02, 0.03, 0.033, 0.04, 0.05)):
+    """Table IV (planar pair, the paper's unknowns): the reduced iteration matrix's condition number of the step
+    ending at t, at the first Newton iterate q_{n+1} = q_n (mu = 0) and at the converged one, per dt; t that is
+    not on the dt grid is interpolated linearly between the neighbouring steps."""
+    h = 1e-30
+    for dt in (1e-2, 1e-3, 1e-4):
+        model = planar_pair()
+        st = EnergyMomentumStepper(model, scheme="reduced", dt=dt, unknowns="paper")
+        q, v, rows = model.q0, model.v0, [(0.0, np.nan, np.nan)]
+        for k in range(int(round(max(ends) / dt)) + 1):
+            d = st.tree.d
+            first = np.linalg.cond(st._reduced_residual(q, v, 1j * h * np.eye(d))[0].imag.T / h)
+            q, v = st.step(q, v, k * dt)
+            rows.append(((k + 1) * dt, first, st.condition))
+        t, first, last = (np.array(c) for c in zip(*rows))
+        print(f"dt {dt:g}: " + "; ".join(f"t {e:g}: {np.interp(e, t, first):.0f} (mu = 0) {np.interp(e, t, last):.0f}"
+                                         for e in ends), flush=True)
+
+
+def balance(scheme, start=40000, steps=3000, dt=0.01):
+    """The planar pair's energy change per step split in long double (issue 18): from the stepper's increment dq,
+    dE = [E(v1) - E(c dq - v0)] (rounding of v) - lam.(Phi(q0 + dq) - Phi(q0)) (constraints) + c/2 dq.r_N (the
+    exact residual of the computed dq), c = fl(2/dt), lam by least squares; summed over ``steps`` steps after
+    ``start`` constrained steps, relative to E0."""
+    ld = np.longdouble
+    model = planar_pair()
+    M, n, c = model.mass_matrix.astype(ld), model.n, ld(2 / dt)
+    q, v = model.q0.copy(), model.v0.copy()
+    lead = EnergyMomentumStepper(model, scheme="constrained", dt=dt, condition=False)
+    for k in range(start):
+        q, v = lead.step(q, v, k * dt)
+    st = EnergyMomentumStepper(model, scheme=scheme, dt=dt, condition=False)
+    captured, name = {}, "_reduced_step" if scheme == "reduced" else "_constrained_step"
+    inner = getattr(st, name)
+
+    def capture(qn, vn):      # the stepper's own increment, before q_n + dq is rounded
+        captured["dq"] = inner(qn, vn)
+        return captured["dq"]
+
+    setattr(st, name, capture)
+
+    def phi_jac(x):
+        xe = np.concatenate([x, [ld(0)]])
+        return (np.concatenate([g.values(xe)[0] for g in model.constraints]),
+                np.concatenate([g.dense_jacobian(xe) for g in model.constraints]))
+
+    energy = lambda x: ld(0.5) * (x @ M @ x)
+    E0, total = float(energy(model.v0.astype(ld))), np.zeros(4, dtype=ld)
+    for k in range(start, start + steps):
+        q1, v1 = st.step(q, v, k * dt)
+        q0l, v0l, v1l, dq = (x.astype(ld) for x in (q, v, v1, captured["dq"]))
+        R = c * (M @ dq) - 2 * (M @ v0l)
+        G = phi_jac(q0l + dq / 2)[1]
+        lam = np.linalg.lstsq(G.astype(float).T, -R.astype(float) / dt, rcond=None)[0].astype(ld)
+        total += [energy(v1l) - energy(v0l), energy(v1l) - energy(c * dq - v0l),
+                  -lam @ (phi_jac(q0l + dq)[0] - phi_jac(q0l)[0]), c / 2 * (dq @ (R + dt * G.T @ lam))]
+        q, v = q1, v1
+    print(f"planar pair, {scheme}, {steps} steps from t = {start * dt:g} s: dE/E0 {float(total[0]) / E0:.2e} = v "
+          f"rounding {float(total[1]) / E0:.1e} + constraints {float(total[2]) / E0:.1e} + Newton residual "
+          f"{float(total[3]) / E0:.2e} (closure {abs(float(total[0] - total[1:].sum())) / E0:.0e})", flush=True)
+
+
 def long_run(name, scheme, steps, dt=0.01, every=100, unknowns="joint", dump=None):
     """The stepper itself (simulate() records every step's channels); E = T + gradV.q (uniform gravity),
     p and L about the origin, max |Phi| and max |q| every ``every`` steps (saved to ``dump`` .npy every 10
@@ -160,6 +224,10 @@ if __name__ == "__main__":
         if fig:
             figure(res, fig, f"{name}, {scheme} scheme ({unknowns} unknowns), dt = 0.01, "
                    f"{int(round(res[-1, 0] / 0.01))} steps (paper 004 Figs 13/17)")
+    elif sys.argv[1:2] == ["instants"]:
+        instants()
+    elif sys.argv[1:2] == ["balance"]:
+        balance(sys.argv[2], *(int(float(a)) for a in sys.argv[3:5]))
     elif sys.argv[1:2] == ["figure"]:  # figure ROWS.npy fig.png TITLE: a (partial) long run's rows
         res = np.load(sys.argv[2])
         report(res, sys.argv[4])
