@@ -23,7 +23,9 @@ log = logging.getLogger("multibody")
 WARM_SCRIPT = ("from multibody.models import MODELS; from multibody import simulate; "
                "m = MODELS['double-four-bar'].factory(); simulate(m, t_end=10.0); "
                "[simulate(m, t_end=0.5, formulation='nullspace', formulation_options={'basis': b}) "
-               "for b in ('continuation', 'flow')]")
+               "for b in ('continuation', 'flow')]; from multibody.simulation.options import RunOptions; "
+               "[simulate(m, t_end=0.01, options=RunOptions(integrator='generalized-alpha', step=1e-3), "
+               "formulation_options={'sparse': s}) for s in (False, True)]")
 
 _state = {"policy": "wait", "started": False, "announced": False}
 
@@ -41,25 +43,27 @@ def cold_start(policy: str):
         _state["policy"] = old
 
 
-def _dispatchers():
+def _dispatchers(extra=()):
     from numba.core.registry import CPUDispatcher
 
     from . import kernels, nullspace_kernels, project_kernels, step_kernels
-    return [f for mod in (kernels, step_kernels, nullspace_kernels, project_kernels) for f in vars(mod).values()
-            if isinstance(f, CPUDispatcher)]
+    return [f for mod in (kernels, step_kernels, nullspace_kernels, project_kernels, *extra)
+            for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
 
 
-def cache_is_cold() -> bool:
-    """True if some kernel has no cache entry numba would load (index missing or stale)."""
+def cache_is_cold(extra=()) -> bool:
+    """True if some kernel (of this package's kernel modules and the modules ``extra``, e.g. the
+    generalized-alpha Newton loop's) has no cache entry numba would load (index missing or stale)."""
     try:
-        return any(not f._cache._cache_file._load_index() for f in _dispatchers())
+        return any(not f._cache._cache_file._load_index() for f in _dispatchers(extra))
     except Exception:       # private numba API changed: assume warm, numba compiles if needed
         return False
 
 
-def use_compiled() -> bool:
-    """Whether a formulation should build its compiled path now; announces a cold cache once."""
-    if not cache_is_cold():
+def use_compiled(extra=()) -> bool:
+    """Whether a formulation (or an integrator, with its kernel modules ``extra``) should build its compiled
+    path now; announces a cold cache once."""
+    if not cache_is_cold(extra):
         return True
     if _state["policy"] == "background":
         if not _state["started"]:
