@@ -78,7 +78,7 @@ def test_first_admissible_motion_at_the_double_four_bar_singularity():
 def test_analyze_cli_json():
     out = CliRunner().invoke(main, ["analyze", "triple-four-bar-modified", "--configuration", "singular", "--json"])
     assert out.exit_code == 0, out.output
-    d = json.loads(out.output)
+    d = json.loads(out.stdout)
     assert {k: d[k] for k in ("n", "m", "h", "rank", "dof", "redundancy", "singular")} == dict(
         n=15, m=16, h=0, rank=13, dof=2, redundancy=3, singular=True)
     assert len(d["redundant_rows"]) == 3 and len(d["R_diag"]) == 15

@@ -26,7 +26,7 @@ def test_run_json_summary(tmp_path):
     res = run(["run", "four-bar", "--t-end", "0.5", "--json", "--out", str(out), "--csv", str(tmp_path / "p.csv"),
                "--plot", str(tmp_path / "fig")])
     assert res.exit_code == 0, res.output
-    s = json.loads(res.output)
+    s = json.loads(res.stdout)
     for key in ("model", "formulation", "t_end", "steps", "rhs_evaluations", "wall_time_s", "energy_drift_rel",
                 "constraint_violation_max", "coordinate_names", "final_q"):
         assert key in s

@@ -69,6 +69,6 @@ def test_cli_closing_formulation_writes_the_physical_reactions(tmp_path):
     out = CliRunner().invoke(main, ["run", "four-bar-relative", "--formulation", "closing", "--t-end", "0.5",
                                     "--json", "--out", str(tmp_path / "r.h5"), "--plot", str(tmp_path)])
     assert out.exit_code == 0, out.output
-    s = json.loads(out.output)
+    s = json.loads(out.stdout)
     assert s["formulation"] == "closing" and s["constraint_violation_max"] < 1e-13
     assert any(p.endswith("four-bar-relative-physical-reactions.png") for p in s["figures"])

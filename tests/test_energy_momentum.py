@@ -128,7 +128,7 @@ def test_simulate_and_cli_run_the_energy_momentum_integrator(tmp_path):
                                     "constrained", "--step", "0.01", "--t-end", "0.03", "--json",
                                     "--out", str(tmp_path / "t.h5")])
     assert out.exit_code == 0, out.output
-    summary = json.loads(out.output)
+    summary = json.loads(out.stdout)
     assert summary["unknowns"] == 21 and summary["newton_tolerance"] == 1e-13
     # a model without the paper's step (built-in spatial models default to dt = 0.01, issue 13)
     bad = CliRunner().invoke(main, ["run", "pendulum", "--integrator", "energy-momentum",

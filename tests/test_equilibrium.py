@@ -106,11 +106,11 @@ def test_a_perturbation_along_a_mode_oscillates_at_its_frequency():
 def test_cli_equilibrium_and_modes_json_and_errors():
     out = CliRunner().invoke(main, ["equilibrium", "slider-crank", "--json"])
     assert out.exit_code == 0, out.output
-    d = json.loads(out.output)
+    d = json.loads(out.stdout)
     assert {"q", "stable", "driver_efforts", "reactions", "residual", "iterations"} <= set(d)
     out = CliRunner().invoke(main, ["modes", "pendulum", "--json"])
     assert out.exit_code == 0, out.output
-    d = json.loads(out.output)
+    d = json.loads(out.stdout)
     assert d["frequencies_hz"] == pytest.approx([np.sqrt(G) / (2 * np.pi)], rel=1e-8) and len(d["shapes"]) == 1
     out = CliRunner().invoke(main, ["equilibrium", "gyro-top"])       # a spinning top has no static equilibrium
     assert out.exit_code == 2 and "equilibrium" in out.output and "Traceback" not in out.output
@@ -180,14 +180,14 @@ def test_run_start_at_equilibrium_stays_at_rest(tmp_path):
     out = CliRunner().invoke(main, ["run", "pendulum", "--start-at-equilibrium", "--json",
                                     "--out", str(tmp_path / "p.h5")])
     assert out.exit_code == 0, out.output
-    d = json.loads(out.output)
+    d = json.loads(out.stdout)
     np.testing.assert_allclose(d["final_q"], [0.0, -1.0], atol=1e-9)
 
 
 def test_modes_plot_draws_each_mode_on_the_mechanism(tmp_path):
     out = CliRunner().invoke(main, ["modes", "physical-pendulum", "--plot", str(tmp_path), "--json"])
     assert out.exit_code == 0, out.output
-    figures = json.loads(out.output)["figures"]
+    figures = json.loads(out.stdout)["figures"]
     assert len(figures) == 1 and (tmp_path / "physical-pendulum-mode1.png").stat().st_size > 10_000
 
 
@@ -201,4 +201,4 @@ def test_quasi_static_slider_crank_torque_is_the_holding_torque_along_the_revolu
     np.testing.assert_allclose(r.column("driver_efforts", "O-driver.angle"), 0.3 * G * np.cos(th), atol=1e-9)
     assert r.summary["analysis"] == "quasi-static"
     out = CliRunner().invoke(main, ["kinematics", "slider-crank", "--quasi-static", "--json"])
-    assert out.exit_code == 0 and json.loads(out.output)["analysis"] == "quasi-static"
+    assert out.exit_code == 0 and json.loads(out.stdout)["analysis"] == "quasi-static"

@@ -287,7 +287,7 @@ def test_cli_linearize_json_and_errors():
     r = CliRunner().invoke(main, ["linearize", "slider-crank", "--input", "O-driver", "--output", "q:crank.theta",
                                   "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["inputs"] == ["O-driver.angle"] and d["outputs"] == ["q:crank.theta"]
     A, B, C = (np.array(d[k]) for k in "ABC")
     assert A.shape == (2, 2) and B.shape == (2, 1) and C.shape == (1, 2)

@@ -34,7 +34,7 @@ def test_spatial_builder_ground_by_name():
 
 
 def test_models_json_and_end_times():
-    rows = json.loads(CliRunner().invoke(main, ["models", "--json"]).output)
+    rows = json.loads(CliRunner().invoke(main, ["models", "--json"]).stdout)
     assert {r["name"]: r["t_end"] for r in rows} == {k: e.t_end for k, e in MODELS.items()}
     text = CliRunner().invoke(main, ["models"]).output
     # the full first paragraph, not the first line: the slider-crank's reference continues on line 2
@@ -99,7 +99,7 @@ def test_energy_momentum_takes_the_papers_step(tmp_path):
     res = CliRunner().invoke(main, ["run", "gyro-top", "--integrator", "energy-momentum", "--formulation",
                                     "reduced", "--t-end", "0.1", "--json", "--out", str(tmp_path / "g.h5")])
     assert res.exit_code == 0, res.output
-    s = json.loads(res.output)
+    s = json.loads(res.stdout)
     assert s["step"] == 0.01 and s["steps"] == 10
 
 

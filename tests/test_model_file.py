@@ -82,17 +82,17 @@ def test_cli_export_then_run_matches_builtin(tmp_path):
     for spec in ("slider-crank", str(path)):
         res = CliRunner().invoke(main, ["run", spec, "--t-end", "0.2", "--json", "--out", str(tmp_path / "r.h5")])
         assert res.exit_code == 0, res.output
-        runs.append(json.loads(res.output))
+        runs.append(json.loads(res.stdout))
     np.testing.assert_allclose(runs[1]["final_q"], runs[0]["final_q"], rtol=0, atol=1e-12)
     res = CliRunner().invoke(main, ["analyze", str(path), "--json"])
-    assert res.exit_code == 0 and json.loads(res.output)["dof"] == 0    # driven: no free motion
+    assert res.exit_code == 0 and json.loads(res.stdout)["dof"] == 0    # driven: no free motion
 
 
 def test_simulation_table_suggests_run_options(tmp_path):
     data = export_builtin("four-bar")
     data["simulation"].update(integrator="rk4", step=0.01, t_end=0.05)
     res = CliRunner().invoke(main, ["run", str(_write(tmp_path, "fb", data)), "--json", "--out", str(tmp_path / "r.h5")])
-    summary = json.loads(res.output)
+    summary = json.loads(res.stdout)
     assert summary["integrator"] == "rk4" and summary["t_end"] == 0.05 and summary["steps"] == 5
 
 
@@ -103,7 +103,7 @@ def test_lock_events_from_file(tmp_path):
     res = CliRunner().invoke(main, ["run", str(_write(tmp_path, "dfb", data)), "--t-end", "0.2", "--json",
                                     "--out", str(tmp_path / "r.h5")])
     assert res.exit_code == 0, res.output
-    assert len(json.loads(res.output)["events"]) == 1
+    assert len(json.loads(res.stdout)["events"]) == 1
 
 
 # ----------------------------------------------------------------------------- malformed files
@@ -261,7 +261,7 @@ def test_examples_validate_and_run(path, tmp_path):
         pytest.importorskip("pinocchio")
     res = CliRunner().invoke(main, ["run", str(path), "--t-end", "0.05", "--json", "--out", str(tmp_path / "r.h5")])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["constraint_violation_max"] < 1e-8
+    assert json.loads(res.stdout)["constraint_violation_max"] < 1e-8
 
 
 def test_readme_model_files_are_true(tmp_path):

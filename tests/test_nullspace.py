@@ -226,7 +226,7 @@ def test_cli_run_nullspace_basis_and_figures(tmp_path):
                                     "--t-end", "0.9", "--out", str(tmp_path / "r.h5"), "--plot", str(tmp_path),
                                     "--json"])
     assert out.exit_code == 0, out.output
-    s = json.loads(out.output)
+    s = json.loads(out.stdout)
     assert s["basis"] == "recompute" and len(s["singular_events"]) == 1
     names = [p.rsplit("/", 1)[-1] for p in s["figures"]]
     for f in ("double-four-bar-R-diagonal.png", "double-four-bar-T-bar1.png", "double-four-bar-qd-ind.png"):

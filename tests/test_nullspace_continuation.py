@@ -188,7 +188,7 @@ def test_cli_basis_flow_and_continuation(tmp_path):
         out = CliRunner().invoke(main, ["run", "double-four-bar", "--formulation", "nullspace", "--basis", basis,
                                         "--t-end", "0.3", "--out", str(tmp_path / f"{basis}.h5"), "--json"])
         assert out.exit_code == 0, out.output
-        assert json.loads(out.output)["basis"] == basis
+        assert json.loads(out.stdout)["basis"] == basis
 
 
 def test_dop853_dense_output_finds_every_crossing():

@@ -215,7 +215,7 @@ def test_criterion_cli_json_and_plot(tmp_path):
     runner = CliRunner()
     out = runner.invoke(main, ["criterion", "physical-pendulum", "--json"])
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     names = [c["name"] for c in data["coordinates"]]
     assert names == ["G.x", "G.y", "G.theta"]
     m, J, rho = 1.0, 0.1, 0.5          # physical_pendulum defaults, released at gamma = 0
@@ -225,7 +225,7 @@ def test_criterion_cli_json_and_plot(tmp_path):
     out = runner.invoke(main, ["criterion", "four-bar-relative", "--sweep", "alpha1", "0", str(2 * np.pi), "9",
                                "--plot", str(tmp_path), "--json"])
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert len(data["independent"]) == 9 and len(data["coordinates"][2]["cos2_alpha"]) == 9
     assert data["coordinates"][2]["cos2_alpha"][2] < EPS          # alpha1 = pi/2: alpha3 singular
     assert (tmp_path / "four-bar-relative-criterion-alpha1.png").stat().st_size > 0
@@ -237,5 +237,5 @@ def test_run_json_lists_switches(tmp_path):
     out = CliRunner().invoke(main, ["run", "pendulum", "--formulation", "partitioning", "--t-end", "1",
                                     "--out", str(tmp_path / "p.h5"), "--json"])
     assert out.exit_code == 0, out.output
-    switches = json.loads(out.output)["coordinate_switches"]
+    switches = json.loads(out.stdout)["coordinate_switches"]
     assert switches and all(set(s) == {"t", "old", "new"} for s in switches)

@@ -119,7 +119,7 @@ def test_cli_events_lock_release_and_impulse(tmp_path):
                                     "release@1.4:q3", "--event", "impulse@1.45:q1=10", "--json",
                                     "--out", str(tmp_path / "r.h5")])
     assert out.exit_code == 0, out.output
-    names = [e["name"] for e in json.loads(out.output)["events"]]
+    names = [e["name"] for e in json.loads(out.stdout)["events"]]
     assert names == ["lock q2", "lock q3", "release q3", "impulse q1 10"]
     for bad, msg in (("lock@x:q2", "cannot read the event"), ("impulse@1:q1=abc", "not COORD=VALUE"),
                      ("release@1.0:q7", "has no coordinate q7")):

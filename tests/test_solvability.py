@@ -162,7 +162,7 @@ def test_analyze_json_and_table():
     runner = CliRunner()
     out = runner.invoke(main, ["analyze", "mobile-robot", "--json"])
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert (data["h"], data["redundancy"], data["rank"]) == (5, 2, 20)
     entry = {e["name"]: e for e in data["reactions"]}
     assert entry["W3"]["rows"] == ["W3.normal"] and entry["A"]["rows"] == ["A.x", "A.y"]
@@ -175,6 +175,6 @@ def test_reactions_experiment_command(tmp_path):
     out = CliRunner().invoke(main, ["reactions-experiment", "door-two-hinges", "--t-end", "0.05",
                                     "--plot", str(tmp_path), "--json"])
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert data["redundancy"] == 1 and all(p["agree"] for p in data["pairs"])
     assert (tmp_path / "door-two-hinges-reactions.png").stat().st_size > 0

@@ -288,7 +288,7 @@ def test_cli_reports_events(tmp_path):
                                     "--step", "2e-3", "--t-end", "1.4", "--transition", "projected", "--out",
                                     str(tmp_path / "r.h5")])
     assert out.exit_code == 0, out.output
-    s = json.loads(out.output)
+    s = json.loads(out.stdout)
     assert len(s["events"]) == 2 and s["transition"] == "projected"
     for e in s["events"]:
         for key in ("t", "energy_before", "energy_after", "momentum_continuity_error", "impulse"):

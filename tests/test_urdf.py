@@ -59,7 +59,7 @@ def test_import_counts_and_cli(tmp_path):
     model = load_model_file(out).model
     assert (model.n, model.m) == (24, 22)
     res = CliRunner().invoke(main, ["analyze", str(TWO_LINK), "--json"])
-    assert res.exit_code == 0 and json.loads(res.output)["dof"] == 2
+    assert res.exit_code == 0 and json.loads(res.stdout)["dof"] == 2
 
 
 def test_loop_closure_on_a_urdf_tree(tmp_path):
@@ -91,11 +91,11 @@ def test_example_robot_with_closure(tmp_path):
                     'bodies = ["ground", "wrist_3_link"]\npoint = [0.5, 0.2, 0.4]\naxis = [0, 0, 1]\n')
     res = CliRunner().invoke(main, ["analyze", str(path), "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert (out["dof"], out["redundancy"]) == (1, 0)
     res = CliRunner().invoke(main, ["run", str(path), "--json", "--out", str(tmp_path / "r.h5")])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["constraint_violation_max"] < 1e-8
+    assert json.loads(res.stdout)["constraint_violation_max"] < 1e-8
 
 
 def test_bad_urdf(tmp_path):
