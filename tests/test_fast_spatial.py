@@ -102,7 +102,7 @@ def test_cold_cache_under_the_background_policy_takes_the_reference(monkeypatch)
     from multibody.fast.spatial import quadratic_table
     started = []
     monkeypatch.setattr(spatial_warm, "cache_is_cold", lambda: True)
-    monkeypatch.setattr(spatial_warm.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(warm.subprocess, "Popen", lambda *a, **k: started.append(a))
     monkeypatch.setattr(spatial_warm, "_state", {"started": False, "announced": False})
     with warm.cold_start("background"):
         assert quadratic_table(gyro_top()) is None

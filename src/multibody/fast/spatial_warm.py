@@ -5,13 +5,7 @@ path, which computes the same numbers, while a detached process compiles them fo
 """
 from __future__ import annotations
 
-import logging
-import subprocess
-import sys
-
 from . import warm
-
-log = logging.getLogger("multibody")
 
 #: the run that fills the cache: every kernel called from Python (a constrained energy-momentum run, a lagrange
 #: run of the linkage); quad_hessian is compiled into constrained_newton and not called on its own by a run
@@ -35,17 +29,4 @@ def cache_is_cold() -> bool:
 
 def use_spatial_compiled() -> bool:
     """Whether a spatial model should take the compiled path now; announces a cold cache once."""
-    if not cache_is_cold():
-        return True
-    if warm._state["policy"] == "background":
-        if not _state["started"]:
-            _state["started"] = True
-            subprocess.Popen([sys.executable, "-c", WARM_SCRIPT], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-            log.warning("compiling the spatial kernels in the background (first run only); this run uses the "
-                        "NumPy path")
-        return False
-    if not _state["announced"]:
-        _state["announced"] = True
-        log.warning("compiling the spatial kernels (first run only)...")
-    return True
+    return warm.follow_policy(cache_is_cold(), _state, WARM_SCRIPT, "the spatial kernels")

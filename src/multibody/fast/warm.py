@@ -63,16 +63,23 @@ def cache_is_cold(extra=()) -> bool:
 def use_compiled(extra=()) -> bool:
     """Whether a formulation (or an integrator, with its kernel modules ``extra``) should build its compiled
     path now; announces a cold cache once."""
-    if not cache_is_cold(extra):
+    return follow_policy(cache_is_cold(extra), _state, WARM_SCRIPT, "kernels")
+
+
+def follow_policy(cold: bool, state: dict, script: str, what: str) -> bool:
+    """The cold-start policy for one set of kernels (``what``, for the notice) whose cache is ``cold`` or not:
+    True (compile now or load) or False (NumPy path this run, ``script`` fills the cache in a detached process);
+    ``state`` ("started", "announced") makes the process and the notice once per set."""
+    if not cold:
         return True
     if _state["policy"] == "background":
-        if not _state["started"]:
-            _state["started"] = True
-            subprocess.Popen([sys.executable, "-c", WARM_SCRIPT], stdin=subprocess.DEVNULL,
+        if not state["started"]:
+            state["started"] = True
+            subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-            log.warning("compiling kernels in the background (first run only); this run uses the NumPy path")
+            log.warning(f"compiling {what} in the background (first run only); this run uses the NumPy path")
         return False
-    if not _state["announced"]:
-        _state["announced"] = True
-        log.warning("compiling kernels (first run only)...")
+    if not state["announced"]:
+        state["announced"] = True
+        log.warning(f"compiling {what} (first run only)...")
     return True
