@@ -7,22 +7,28 @@ from __future__ import annotations
 
 from . import warm
 
-#: the run that fills the cache: every kernel called from Python (a constrained energy-momentum run, a lagrange
-#: run of the linkage); quad_hessian is compiled into constrained_newton and not called on its own by a run
+#: the run that fills the cache: every kernel called from Python (constrained and reduced energy-momentum runs,
+#: the reduced one also with a closure, a lagrange run of the linkage); quad_hessian is compiled into
+#: constrained_newton and not called on its own by a run
 WARM_SCRIPT = ("from multibody.models.spatial_models import gyro_top, six_body_linkage; "
                "from multibody.simulation import RunOptions, simulate; "
-               "simulate(gyro_top(), t_end=0.003, formulation='constrained', "
-               "options=RunOptions(integrator='energy-momentum', step=1e-3)); "
+               "em = RunOptions(integrator='energy-momentum', step=1e-3); "
+               "[simulate(f(), t_end=0.003, formulation=s, options=em) for f in (gyro_top, six_body_linkage) "
+               "for s in ('constrained', 'reduced')]; "
                "simulate(six_body_linkage(), t_end=0.003)")
-_RUN_KERNELS = ("quad_eval", "quad_gamma", "constrained_newton", "lagrange_rhs")
+#: (module, kernel) pairs a run calls from Python
+_RUN_KERNELS = (("spatial_kernels", "quad_eval"), ("spatial_kernels", "quad_gamma"),
+                ("spatial_kernels", "constrained_newton"), ("spatial_kernels", "lagrange_rhs"),
+                ("em_reduced_kernels", "reduced_newton"), ("em_reduced_kernels", "null_space_at"))
 _state = {"started": False, "announced": False}
 
 
 def cache_is_cold() -> bool:
     """True if a kernel that a run calls from Python has no cache entry numba would load."""
     try:
-        from . import spatial_kernels
-        return any(not getattr(spatial_kernels, name)._cache._cache_file._load_index() for name in _RUN_KERNELS)
+        from . import em_reduced_kernels, spatial_kernels
+        mods = {"spatial_kernels": spatial_kernels, "em_reduced_kernels": em_reduced_kernels}
+        return any(not getattr(mods[m], name)._cache._cache_file._load_index() for m, name in _RUN_KERNELS)
     except Exception:       # private numba API changed: assume warm, numba compiles if needed
         return False
 

@@ -46,8 +46,10 @@ class ReducedNewton:
         frame has |det| = cos^2(theta/2); while every body turns by at most pi/2 (|det| >= 1/2) the frames,
         hence P_int and the pairs' columns of P(q_mid), are regular and P^T R_q = 0 is eq. (10): the
         least-squares test (0.9 ms on the six-body linkage) is made only for larger turns."""
-        D = self.tree.bodies.frames(qn + 0.5 * dq)[1]
-        if np.min(np.abs(np.linalg.det(D)), initial=1.0) >= 0.5:
+        known, det = getattr(self, "_mid_det", (None, None))     # the compiled Newton's smallest |det| of this dq
+        if known is not dq:
+            det = np.min(np.abs(np.linalg.det(self.tree.bodies.frames(qn + 0.5 * dq)[1])), initial=1.0)
+        if det >= 0.5:
             return True
         r = self._momentum_residual(vn, dq, qn)
         G = self.ws.constraints(self.t_mid, qn + 0.5 * dq, np.zeros(self.model.n))[1]
@@ -55,13 +57,16 @@ class ReducedNewton:
         return np.max(np.abs(outside)) <= np.sqrt(np.finfo(float).eps) * self._scale(vn, qn)
 
     def _reduced_newton(self, qn, vn, mu):
-        """q_{n+1} - q_n, or None when Newton does not converge (or meets a singular matrix)."""
+        """q_{n+1} - q_n, or None when Newton does not converge (or meets a singular matrix); the whole loop in
+        one compiled call where the stepper has the compiled tree (fast.em_tree: :meth:`_compiled_newton`)."""
         d, h = self.tree.d, COMPLEX_STEP
         split = d - len(self.closure_rows)
         # a reduced row k is P[:, k] . r: its round-off floor grows with the column sum of |P| (lever
         # arms of the tree), so the dynamic rows are measured against scale * max_k |P[:, k]|_1
-        lever = np.max(np.abs(null_space_matrix(self.tree, qn)).sum(axis=0))
-        scale = self._scale(vn, qn) * max(1.0, lever)
+        P = null_space_matrix(self.tree, qn) if self.compiled is None else self.compiled.null_space(qn)
+        scale = self._scale(vn, qn) * max(1.0, np.max(np.abs(P).sum(axis=0)))
+        if self.compiled is not None:
+            return self._compiled_newton(qn, vn, mu, scale)
         closure = np.ones(d)
         closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
         last = None
@@ -84,6 +89,21 @@ class ReducedNewton:
             except np.linalg.LinAlgError:
                 return None
         return None
+
+    def _compiled_newton(self, qn, vn, mu, scale):
+        """:meth:`_reduced_newton` in one compiled call (fast.em_tree, uniform gravity only: R_q = 2/dt M dq
+        - 2 M v_n + dt grad V)."""
+        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
+        base = self.forces.residual(qn, np.zeros_like(qn), self.t_mid) - 2 * (self.M @ vn)
+        dq, mu, it, cond, det = self.compiled.newton(
+            qn, base, self.M, self.dt, self.closure_rows, self.dep, self.free, self.closure_scale, mu,
+            tol=self.tol.residual, scale=scale, size=size, max_it=self.tol.max_iterations, step=COMPLEX_STEP,
+            want_cond=self.want_cond)
+        if self.want_cond and not np.isnan(cond):
+            self.condition = cond
+        if dq is not None:
+            self.iterations, self._mu, self._mid_det = it, mu, (dq, det)
+        return dq
 
     def _polish(self, qn, vn, mu, r, J):
         """Corrections with the last Jacobian while they shrink at least by half (at most 3): mu to the round-off

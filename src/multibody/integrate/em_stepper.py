@@ -95,7 +95,7 @@ class EnergyMomentum:
             "momentum_drift_rel": dict(zip(series["momentum"].labels,
                                            (np.max(np.abs(mom - mom[0]), axis=0) / mscale).tolist())),
             "multipliers": "discrete multipliers of the constrained scheme (NaN for the reduced one)",
-            # the constrained scheme's Newton in one compiled call per step (multibody.fast.spatial)
-            "backend": "compiled" if self.scheme == "constrained" and em.fast is not None and not em.forces
-            else "numpy",
+            # the Newton of a step in one compiled call (multibody.fast.spatial, fast.em_tree)
+            "backend": "compiled" if (em.compiled is not None if self.scheme == "reduced"
+                                      else em.fast is not None and not em.forces) else "numpy",
         }

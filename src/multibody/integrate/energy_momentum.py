@@ -57,6 +57,7 @@ import numpy as np
 from ..assembly import Workspace
 from ..errors import MultibodyError
 from ..fast.spatial import constrained_step, independent_rows, quadratic_table
+from ..fast.em_tree import TreeTable
 from ..linalg.rank import pivoted_qr
 from ..model.director_tree import build_tree, internal_null_space, pair_frames, reparametrize, twist_matrix
 from .discrete_forces import DiscreteForces
@@ -123,6 +124,10 @@ class EnergyMomentumStepper(ReducedNewton):
             raise MultibodyError(f"unknown closure_scaling '{closure_scaling}' (balanced, none).")
         self.closure_scaling = closure_scaling
         self.tree = replace(build_tree(model), unknowns=unknowns)
+        # the reduced Newton compiled (fast.em_tree; uniform gravity only) or None; the root bodies' pair frames
+        self.compiled = (TreeTable(self.tree, model.q0, self.fast) if scheme == "reduced" and self.fast is not None
+                         and not self.forces else None)
+        self._framed = bool(pair_frames(self.tree, model.q0))
         A0 = self.ws.constraints(0.0, model.q0, np.zeros(model.n))[1]
         qr = pivoted_qr(A0)
         self.redundant = tuple(model.constraint_labels[i] for i in qr.redundant_rows)
@@ -145,6 +150,8 @@ class EnergyMomentumStepper(ReducedNewton):
     def _select(self, qn):
         """Independent constraint rows (constrained scheme) or closure rows and dependent unknowns
         (reduced scheme) by pivoted QR (linalg.pivoted_qr) at q_n."""
+        if self.scheme == "reduced" and len(self.all_closure_rows) == 0:
+            return
         A = (self.fast.evaluate(qn)[1] if self.fast is not None
              else self.ws.constraints(self.t_mid - 0.5 * self.dt, qn, np.zeros(self.model.n))[1])
         if self.scheme == "constrained":
@@ -158,7 +165,8 @@ class EnergyMomentumStepper(ReducedNewton):
         rows = self.all_closure_rows
         if len(rows) == 0:
             return
-        Po = internal_null_space(self.tree, qn, twist_matrix(self.tree, qn))
+        Po = (internal_null_space(self.tree, qn, twist_matrix(self.tree, qn)) if self.compiled is None
+              else self.compiled.null_space(qn))
         B = A[rows] @ Po
         qr_rows = pivoted_qr(B)
         self.closure_rows = rows[qr_rows.independent_rows]
@@ -228,8 +236,10 @@ class EnergyMomentumStepper(ReducedNewton):
     def step(self, qn, vn, t=0.0):
         """(q_{n+1}, v_{n+1}) from (q_n, v_n) at t_n = t (the time enters user loads and drivers)."""
         self.t_mid = t + 0.5 * self.dt
-        if self.tree.unknowns == "joint" and self.scheme == "reduced":     # the reduced unknowns' frames
+        if self.tree.unknowns == "joint" and self.scheme == "reduced" and self._framed:   # the unknowns' frames
             self.tree = replace(self.tree, frames=pair_frames(self.tree, qn))
+            if self.compiled is not None:
+                self.compiled.set_frames(self.tree.frames)
         self._select(qn)
         dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
         return qn + dq, 2 / self.dt * dq - vn

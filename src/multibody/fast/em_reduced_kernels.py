@@ -1,0 +1,153 @@
+"""The reduced energy-momentum step's Newton iteration in one compiled call (issue 16; paper 004 Sects 4.3-4.5,
+5.4: P^T R_q(F_{q_n}(mu)) = 0, closed loops by eq. 190): line for line ``ReducedNewton._reduced_newton``
+(:mod:`multibody.integrate.em_reduced`) and ``EnergyMomentumStepper._reduced_residual``, on the tree maps of
+:mod:`.em_tree_kernels`. Jacobians by complex step as the reference (exact to round-off).
+
+Residual (eqs 10, 68-74, 187, 190):  R_q = 2/dt M dq + ``base`` (base = -2 M v_n + dt grad V, uniform gravity),
+P = P(q_n + dq/2), and without closures P^T R_q; with the closure rows (entry table ``cl`` as
+:mod:`.spatial_kernels`, dependent unknowns ``dep``, the others ``free``) B = G_c(q_mid) P, P^oc[free] = I,
+P^oc[dep] = -B_dep^-1 B_free and [(P P^oc)^T R_q, s Phi_c(q_n + dq)].
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .em_tree_kernels import geometry, null_space, reparametrize
+from .spatial_kernels import quad_eval
+
+
+@njit(cache=True)
+def reduced_residual(qn, base, M, dt, mu, tr, cl, dep, free, cscale, res, dq):
+    """res (d,) and dq (n,) <- the reduced residual and F_{q_n}(mu) - q_n at mu (d,) (complex)."""
+    n, d = qn.shape[0], mu.shape[0]
+    reparametrize(qn, mu, tr, dq)
+    qm = qn + 0.5 * dq
+    Pm = null_space(qm, tr, d)
+    r = np.empty(n, dtype=np.complex128)
+    for i in range(n):
+        s = base[i] + 0j
+        for k in range(n):
+            s += 2.0 / dt * dq[k] * M[k, i]
+        r[i] = s
+    k_rows = dep.shape[0]
+    if k_rows == 0:
+        for a in range(d):
+            res[a] = np.sum(Pm[:, a] * r)
+        return
+    hk, hi, hj, hv, gk, gi, gv, c = cl
+    phi = np.empty(k_rows, dtype=np.complex128)
+    G = np.empty((k_rows, n), dtype=np.complex128)
+    quad_eval(qm, hk, hi, hj, hv, gk, gi, gv, c, phi, G)
+    B = G @ Pm
+    nf = free.shape[0]
+    Bd, Bf = np.empty((k_rows, k_rows), dtype=np.complex128), np.empty((k_rows, nf), dtype=np.complex128)
+    for a in range(k_rows):
+        Bd[:, a] = B[:, dep[a]]
+    for a in range(nf):
+        Bf[:, a] = B[:, free[a]]
+    X = np.linalg.solve(Bd, Bf)
+    Pr = r @ Pm                                          # P^T R_q (d,)
+    for a in range(nf):
+        s = Pr[free[a]]
+        for b in range(k_rows):
+            s -= Pr[dep[b]] * X[b, a]
+        res[a] = s
+    quad_eval(qn + dq, hk, hi, hj, hv, gk, gi, gv, c, phi, G)
+    for a in range(k_rows):
+        res[nf + a] = cscale * phi[a]
+
+
+@njit(cache=True)
+def _scaled_max(res, closure, start, stop):
+    out = 0.0
+    for i in range(start, stop):
+        out = max(out, abs(res[i] / closure[i]))
+    return out
+
+
+@njit(cache=True)
+def _jacobian(qn, base, M, dt, mu, tr, cl, dep, free, cscale, h, J):
+    """J (d, d) <- d res / d mu by complex step (exact)."""
+    d = mu.shape[0]
+    res, dq = np.empty(d, dtype=np.complex128), np.empty(qn.shape[0], dtype=np.complex128)
+    for k in range(d):
+        m = mu.copy()
+        m[k] += 1j * h
+        reduced_residual(qn, base, M, dt, m, tr, cl, dep, free, cscale, res, dq)
+        for a in range(d):
+            J[a, k] = res[a].imag / h
+
+
+@njit(cache=True)
+def _polish(qn, base, M, dt, mu, res, J, tr, cl, dep, free, cscale, dq):
+    """Corrections with the last Jacobian while they at least halve (at most 3): ReducedNewton._polish."""
+    step = np.linalg.solve(J, res.real.copy())
+    for _ in range(3):
+        for a in range(mu.shape[0]):
+            mu[a] -= step[a]
+        reduced_residual(qn, base, M, dt, mu, tr, cl, dep, free, cscale, res, dq)
+        new = np.linalg.solve(J, res.real.copy())
+        if not np.max(np.abs(new)) < 0.5 * np.max(np.abs(step)):
+            break
+        step = new
+
+
+@njit(cache=True)
+def reduced_newton(qn, base, M, dt, tr, cl, dep, free, cscale, mu, tol, scale, size, max_it, h, want_cond,
+                   dq, out):
+    """Newton on the reduced equations from mu (updated in place to the root): dq <- q_{n+1} - q_n; out <-
+    (iterations or -1 when not converged or non-finite, condition number of the last Jacobian or NaN, the
+    smallest |det| of the bodies' mid-point frames for ReducedNewton._consistent). Converged: dynamic rows
+    <= tol scale and closure rows (divided by their scale) <= tol size, or stalled (a last change of dq below
+    8 eps size with the residual within 1e4 tolerances); then _polish."""
+    d, n = mu.shape[0], qn.shape[0]
+    split = d - dep.shape[0]
+    closure = np.ones(d)
+    if dep.shape[0] > 0:
+        closure[split:] = cscale
+    res, dqc = np.empty(d, dtype=np.complex128), np.empty(n, dtype=np.complex128)
+    last = np.empty(n, dtype=np.complex128)
+    J = np.zeros((d, d))
+    out[0], out[1], out[2] = -1.0, np.nan, 1.0
+    for it in range(max_it + 1):
+        reduced_residual(qn, base, M, dt, mu, tr, cl, dep, free, cscale, res, dqc)
+        if not np.all(np.isfinite(res)):
+            return
+        done = _scaled_max(res, closure, 0, split) <= tol * scale and _scaled_max(res, closure, split, d) <= tol * size
+        if not done and it > 0:
+            done = (np.max(np.abs(dqc - last)) <= 8 * np.finfo(np.float64).eps * size
+                    and _scaled_max(res, closure, 0, d) <= 1e4 * tol * scale)
+        if done:
+            if it > 0:
+                _polish(qn, base, M, dt, mu, res, J, tr, cl, dep, free, cscale, dqc)
+            for i in range(n):
+                dq[i] = dqc[i].real
+            out[0], out[2] = it, _min_det(qn + 0.5 * dqc, tr[0])
+            return
+        if it == max_it:
+            return
+        _jacobian(qn, base, M, dt, mu, tr, cl, dep, free, cscale, h, J)
+        if want_cond:
+            out[1] = np.linalg.cond(J)
+        mu -= np.linalg.solve(J, res.real.copy())
+        last[:] = dqc
+
+
+@njit(cache=True)
+def _min_det(q, cols):
+    """min over bodies of |det D| (the mid-point frames' regularity, ReducedNewton._consistent)."""
+    _, D = geometry(q, cols)
+    out = np.inf
+    for b in range(cols.shape[0]):
+        A = D[b]
+        det = (A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]) - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
+               + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]))
+        out = min(out, abs(det.real))
+    return min(out, 1.0)
+
+
+@njit(cache=True)
+def null_space_at(q, tr, d):
+    """P(q) (n, d), real (director_tree.null_space_matrix at a real configuration)."""
+    return null_space(q + 0j, tr, d).real.copy()
