@@ -57,7 +57,7 @@ def test_tree_maps_match_the_reference(model, unknowns):
     rng = np.random.default_rng(3)
     tree = replace(build_tree(model), unknowns=unknowns)
     tree = replace(tree, frames=pair_frames(tree, model.q0))
-    table = TreeTable(tree, model.q0, QuadraticTable(model))
+    table = TreeTable(tree, model.q0, QuadraticTable(model), model.mass_matrix)
     table.set_frames(tree.frames)
     from multibody.fast.em_tree_kernels import reparametrize as compiled
     h = 1e-30

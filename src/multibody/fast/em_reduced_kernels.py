@@ -3,7 +3,8 @@
 (:mod:`multibody.integrate.em_reduced`) and ``EnergyMomentumStepper._reduced_residual``, on the tree maps of
 :mod:`.em_tree_kernels`. Jacobians by complex step as the reference (exact to round-off).
 
-Residual (eqs 10, 68-74, 187, 190):  R_q = 2/dt M dq + ``base`` (base = -2 M v_n + dt grad V, uniform gravity),
+Residual (eqs 10, 68-74, 187, 190):  R_q = 2/dt M dq + ``base`` (base = -2 M v_n + dt grad V, uniform gravity;
+M as its non-zero entries ``mm`` = (k, i, M_ki)),
 P = P(q_n + dq/2), and without closures P^T R_q; with the closure rows (entry table ``cl`` as
 :mod:`.spatial_kernels`, dependent unknowns ``dep``, the others ``free``) B = G_c(q_mid) P, P^oc[free] = I,
 P^oc[dep] = -B_dep^-1 B_free and [(P P^oc)^T R_q, s Phi_c(q_n + dq)].
@@ -18,18 +19,16 @@ from .spatial_kernels import quad_eval
 
 
 @njit(cache=True)
-def reduced_residual(qn, base, M, dt, mu, tr, cl, dep, free, cscale, res, dq):
+def reduced_residual(qn, base, mm, dt, mu, tr, cl, dep, free, cscale, res, dq):
     """res (d,) and dq (n,) <- the reduced residual and F_{q_n}(mu) - q_n at mu (d,) (complex)."""
     n, d = qn.shape[0], mu.shape[0]
     reparametrize(qn, mu, tr, dq)
     qm = qn + 0.5 * dq
     Pm = null_space(qm, tr, d)
-    r = np.empty(n, dtype=np.complex128)
-    for i in range(n):
-        s = base[i] + 0j
-        for k in range(n):
-            s += 2.0 / dt * dq[k] * M[k, i]
-        r[i] = s
+    r = base + 0j
+    mk, mi, mv = mm
+    for e in range(mk.shape[0]):
+        r[mi[e]] += 2.0 / dt * dq[mk[e]] * mv[e]
     k_rows = dep.shape[0]
     if k_rows == 0:
         for a in range(d):
@@ -67,26 +66,26 @@ def _scaled_max(res, closure, start, stop):
 
 
 @njit(cache=True)
-def _jacobian(qn, base, M, dt, mu, tr, cl, dep, free, cscale, h, J):
+def _jacobian(qn, base, mm, dt, mu, tr, cl, dep, free, cscale, h, J):
     """J (d, d) <- d res / d mu by complex step (exact)."""
     d = mu.shape[0]
     res, dq = np.empty(d, dtype=np.complex128), np.empty(qn.shape[0], dtype=np.complex128)
     for k in range(d):
         m = mu.copy()
         m[k] += 1j * h
-        reduced_residual(qn, base, M, dt, m, tr, cl, dep, free, cscale, res, dq)
+        reduced_residual(qn, base, mm, dt, m, tr, cl, dep, free, cscale, res, dq)
         for a in range(d):
             J[a, k] = res[a].imag / h
 
 
 @njit(cache=True)
-def _polish(qn, base, M, dt, mu, res, J, tr, cl, dep, free, cscale, dq):
+def _polish(qn, base, mm, dt, mu, res, J, tr, cl, dep, free, cscale, dq):
     """Corrections with the last Jacobian while they at least halve (at most 3): ReducedNewton._polish."""
     step = np.linalg.solve(J, res.real.copy())
     for _ in range(3):
         for a in range(mu.shape[0]):
             mu[a] -= step[a]
-        reduced_residual(qn, base, M, dt, mu, tr, cl, dep, free, cscale, res, dq)
+        reduced_residual(qn, base, mm, dt, mu, tr, cl, dep, free, cscale, res, dq)
         new = np.linalg.solve(J, res.real.copy())
         if not np.max(np.abs(new)) < 0.5 * np.max(np.abs(step)):
             break
@@ -94,14 +93,23 @@ def _polish(qn, base, M, dt, mu, res, J, tr, cl, dep, free, cscale, dq):
 
 
 @njit(cache=True)
-def reduced_newton(qn, base, M, dt, tr, cl, dep, free, cscale, mu, tol, scale, size, max_it, h, want_cond,
+def reduced_newton(qn, mv2, force, mm, dt, tr, cl, dep, free, cscale, mu, tol, length, max_it, h, want_cond,
                    dq, out):
-    """Newton on the reduced equations from mu (updated in place to the root): dq <- q_{n+1} - q_n; out <-
-    (iterations or -1 when not converged or non-finite, condition number of the last Jacobian or NaN, the
-    smallest |det| of the bodies' mid-point frames for ReducedNewton._consistent). Converged: dynamic rows
-    <= tol scale and closure rows (divided by their scale) <= tol size, or stalled (a last change of dq below
-    8 eps size with the residual within 1e4 tolerances); then _polish."""
+    """Newton on the reduced equations from mu (updated in place to the root), base = force - mv2 (mv2 = 2 M v_n,
+    force = dt grad V): dq <- q_{n+1} - q_n; out <- (iterations or -1 when not converged or non-finite,
+    condition number of the last Jacobian or NaN, the smallest |det| of the bodies' mid-point frames for
+    ReducedNewton._consistent). Converged: dynamic rows <= tol scale (scale = max(|2 M v_n|, |dt grad V|) times
+    the lever max_k |P(q_n)[:, k]|_1) and closure rows (divided by their scale) <= tol size (size = max(1,
+    length, |q_n|)), or stalled (a last change of dq below 8 eps size with the residual within 1e4
+    tolerances); then _polish."""
     d, n = mu.shape[0], qn.shape[0]
+    base = force - mv2
+    P0 = np.abs(null_space(qn, tr, d))
+    lever = 1.0
+    for k in range(d):
+        lever = max(lever, np.sum(P0[:, k]))
+    scale = max(max(np.max(np.abs(mv2)), np.max(np.abs(force))), np.finfo(np.float64).tiny) * lever
+    size = max(max(1.0, length), np.max(np.abs(qn)))
     split = d - dep.shape[0]
     closure = np.ones(d)
     if dep.shape[0] > 0:
@@ -111,7 +119,7 @@ def reduced_newton(qn, base, M, dt, tr, cl, dep, free, cscale, mu, tol, scale, s
     J = np.zeros((d, d))
     out[0], out[1], out[2] = -1.0, np.nan, 1.0
     for it in range(max_it + 1):
-        reduced_residual(qn, base, M, dt, mu, tr, cl, dep, free, cscale, res, dqc)
+        reduced_residual(qn, base, mm, dt, mu, tr, cl, dep, free, cscale, res, dqc)
         if not np.all(np.isfinite(res)):
             return
         done = _scaled_max(res, closure, 0, split) <= tol * scale and _scaled_max(res, closure, split, d) <= tol * size
@@ -120,14 +128,14 @@ def reduced_newton(qn, base, M, dt, tr, cl, dep, free, cscale, mu, tol, scale, s
                     and _scaled_max(res, closure, 0, d) <= 1e4 * tol * scale)
         if done:
             if it > 0:
-                _polish(qn, base, M, dt, mu, res, J, tr, cl, dep, free, cscale, dqc)
+                _polish(qn, base, mm, dt, mu, res, J, tr, cl, dep, free, cscale, dqc)
             for i in range(n):
                 dq[i] = dqc[i].real
             out[0], out[2] = it, _min_det(qn + 0.5 * dqc, tr[0])
             return
         if it == max_it:
             return
-        _jacobian(qn, base, M, dt, mu, tr, cl, dep, free, cscale, h, J)
+        _jacobian(qn, base, mm, dt, mu, tr, cl, dep, free, cscale, h, J)
         if want_cond:
             out[1] = np.linalg.cond(J)
         mu -= np.linalg.solve(J, res.real.copy())

@@ -27,8 +27,10 @@ class TreeTable:
     """The tree of a reduced energy-momentum stepper as the kernels' tuple ``tr`` (em_tree_kernels' docstring)
     and the constraint table of the closure rows (``closure``, renumbered from the model's ``table``)."""
 
-    def __init__(self, tree: Tree, q0: np.ndarray, table: QuadraticTable):
+    def __init__(self, tree: Tree, q0: np.ndarray, table: QuadraticTable, M: np.ndarray):
         nb = len(tree.bodies.names)
+        k, i = np.nonzero(M)                        # the mass matrix's entries (diagonal for director bodies)
+        self.mm = (_ints(k), _ints(i), np.ascontiguousarray(M[k, i], dtype=np.float64))
         self.n, self.d, self.table = table.n, tree.d, table
         js = tree.joints
         ground = lambda b: nb if b < 0 else b      # noqa: E731  (the ground is body index nb in the kernels)
@@ -70,19 +72,18 @@ class TreeTable:
         from .em_reduced_kernels import null_space_at
         return null_space_at(np.ascontiguousarray(q, dtype=np.complex128), self.tr, self.d)
 
-    def newton(self, qn, base, M, dt, closure_rows, dep, free, cscale, mu, *, tol, scale, size, max_it, step,
+    def newton(self, qn, mv2, force, dt, closure_rows, dep, free, cscale, mu, *, tol, length, max_it, step,
                want_cond):
-        """One Newton iteration of the reduced step from mu (em_reduced_kernels.reduced_newton): (dq or None when
-        it does not converge or meets a singular matrix, the root mu, iterations, condition number or NaN, the
-        smallest |det| of the mid-point frames)."""
+        """One Newton iteration of the reduced step from mu (em_reduced_kernels.reduced_newton; mv2 = 2 M v_n,
+        force = dt grad V): (dq or None when it does not converge or meets a singular matrix, the root mu,
+        iterations, condition number or NaN, the smallest |det| of the mid-point frames)."""
         from .em_reduced_kernels import reduced_newton
         dq, out = np.empty(self.n), np.empty(3)
         mu = np.array(mu, dtype=np.complex128)
         try:
-            reduced_newton(np.ascontiguousarray(qn, dtype=np.complex128), np.ascontiguousarray(base, dtype=np.float64),
-                           np.ascontiguousarray(M, dtype=np.float64), float(dt), self.tr, self.closure(closure_rows),
-                           _ints(dep), _ints(free), float(cscale), mu, float(tol), float(scale), float(size),
-                           int(max_it), float(step), bool(want_cond), dq, out)
+            reduced_newton(qn.astype(np.complex128), mv2, force, self.mm, float(dt), self.tr, self.closure(closure_rows),
+                           _ints(dep), _ints(free), float(cscale), mu, float(tol), float(length), int(max_it),
+                           float(step), bool(want_cond), dq, out)
         except np.linalg.LinAlgError:
             return None, mu.real, -1, np.nan, 1.0
         it = int(out[0])

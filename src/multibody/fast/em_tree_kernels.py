@@ -213,14 +213,26 @@ def _pair_columns(tr, j, T, Dp, rc, n):
 
 
 @njit(cache=True)
+def _carry(T, p, c, arm, d, turn):
+    """The child's twist rows from the parent's: v_c = v_p - arm x w_p (all columns), and w_c = w_p if turn."""
+    a0, a1, a2 = arm[0], arm[1], arm[2]
+    for k in range(d):
+        w0, w1, w2 = T[p, 3, k], T[p, 4, k], T[p, 5, k]
+        T[c, 0, k] = T[p, 0, k] - (a1 * w2 - a2 * w1)
+        T[c, 1, k] = T[p, 1, k] - (a2 * w0 - a0 * w2)
+        T[c, 2, k] = T[p, 2, k] - (a0 * w1 - a1 * w0)
+        if turn:
+            T[c, 3, k], T[c, 4, k], T[c, 5, k] = w0, w1, w2
+
+
+@njit(cache=True)
 def _twist_child(tr, j, phi, D, T):
     """The child's rows of P_ext: the parent's twist carried across joint j plus the pair's columns."""
     kind, p, c, s, vec = tr[1][j], tr[2][j], tr[3][j], tr[4][j], tr[5][j]
     rp, rc, n = _mv(D[p], vec[0]), _mv(D[c], vec[1]), _mv(D[p], vec[2])
     d = T.shape[2]
     if kind == S:
-        for k in range(d):
-            T[c, :3, k] = T[p, :3, k] - _cross(rp, T[p, 3:, k])
+        _carry(T, p, c, rp, d, False)
         for i in range(3):
             e = np.zeros(3, dtype=np.complex128)
             e[i] = 1.0
@@ -229,9 +241,7 @@ def _twist_child(tr, j, phi, D, T):
         return
     joint = kind == R or (kind == E and tr[11] == 1)
     arm = rp - rc if joint else phi[c] - phi[p]
-    for k in range(d):
-        T[c, :3, k] = T[p, :3, k] - _cross(arm, T[p, 3:, k])
-        T[c, 3:, k] = T[p, 3:, k]
+    _carry(T, p, c, arm, d, True)
     if kind == E and joint:
         g = phi[c] + rc - phi[p] - rp
         kk = _cross(g, n) / _dot(n, n)
@@ -258,10 +268,11 @@ def null_space(qa, tr, d):
     out = np.zeros((qa.shape[0], d), dtype=np.complex128)
     for b in range(nb):
         for k in range(d):
-            w = T[b, 3:, k]
-            for i in range(3):
+            w0, w1, w2 = T[b, 3, k], T[b, 4, k], T[b, 5, k]
+            for i in range(3):                   # v_phi = v, v_I = omega x d_I (eq. 29)
                 out[cols[b, i], k] = T[b, i, k]
-                v = _cross(w, D[b, :, i])
-                for a in range(3):
-                    out[cols[b, 3 + 3 * i + a], k] = v[a]
+                x0, x1, x2 = D[b, 0, i], D[b, 1, i], D[b, 2, i]
+                out[cols[b, 3 + 3 * i], k] = w1 * x2 - w2 * x1
+                out[cols[b, 4 + 3 * i], k] = w2 * x0 - w0 * x2
+                out[cols[b, 5 + 3 * i], k] = w0 * x1 - w1 * x0
     return out

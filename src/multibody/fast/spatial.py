@@ -107,33 +107,38 @@ def quadratic_table(model) -> QuadraticTable | None:
     return QuadraticTable(model) if use_spatial_compiled() else None
 
 
-def constrained_step(table: QuadraticTable, qn, vn, M, force, dt, rows, lam, *, tol, scale, size, max_it,
-                     want_cond):
-    """Newton on paper 004 eq. (10) in one compiled call (spatial_kernels.constrained_newton): returns (dq,
-    lam, iterations or -1 when not converged, condition number of the last iteration matrix or NaN)."""
+def constrained_step(table: QuadraticTable, qn, vn, M, force, dt, rows, lam, *, tol, length, max_it, want_cond):
+    """Newton on paper 004 eq. (10) in one compiled call (spatial_kernels.constrained_newton; force = dt grad V,
+    length the model's length scale): returns (dq, lam, iterations or -1 when not converged, condition number of
+    the last iteration matrix or NaN). qn, vn, M, force: float64, contiguous."""
     from .spatial_kernels import constrained_newton
     dq, out, lam = np.empty(table.n), np.empty(2), np.array(lam, dtype=np.float64)
-    constrained_newton(np.ascontiguousarray(qn, dtype=np.float64), np.ascontiguousarray(vn, dtype=np.float64),
-                       np.ascontiguousarray(M, dtype=np.float64), np.ascontiguousarray(force, dtype=np.float64),
-                       float(dt), np.ascontiguousarray(rows, dtype=np.int64), lam, table.tab, table.m, float(tol),
-                       float(scale), float(size), int(max_it), bool(want_cond), dq, out)
+    constrained_newton(qn, vn, M, force, float(dt), np.asarray(rows, dtype=np.int64), lam, table.tab, table.m, float(tol), float(length),
+                       int(max_it), bool(want_cond), dq, out)
     return dq, lam, int(out[0]), float(out[1])
 
 
 def independent_rows(A: np.ndarray) -> np.ndarray:
     """pivoted_qr(A).independent_rows (linalg.rank: the rows QR with column pivoting of A^T finds independent, with
-    its default rank decision) by one direct LAPACK geqp3 call, the routine scipy.linalg.qr(A.T, pivoting=True)
-    calls, so the same pivots and diagonal; without forming Q (the constrained energy-momentum step needs only the
-    rows, at every step)."""
+    its default rank decision) by one direct LAPACK geqp3 call (:func:`row_pivots`)."""
+    perm, rank = row_pivots(A)
+    return np.sort(perm[:rank])
+
+
+def row_pivots(A: np.ndarray) -> tuple[np.ndarray, int]:
+    """(perm, rank) of pivoted_qr(A) (linalg.rank: QR with column pivoting of A^T, its default rank decision) by
+    one direct LAPACK geqp3 call, the routine scipy.linalg.qr(A.T, pivoting=True) calls, so the same pivots and
+    diagonal; without forming Q (the energy-momentum steps need only the pivots, at every step)."""
     from scipy.linalg.lapack import dgeqp3
 
     from ..linalg.rank import RankTolerance, _rank_from_diag, pivoted_qr
     from .lapack import WORK
     m, n = A.shape
     if m == 0 or n > 200 or A.dtype != np.float64:
-        return pivoted_qr(A).independent_rows
+        qr = pivoted_qr(A)
+        return qr.perm, qr.rank
     qr, jpvt, _, _, info = dgeqp3(np.array(A.T, order="F"), lwork=WORK, overwrite_a=1)
     if info != 0:
-        return pivoted_qr(A).independent_rows
-    rank = _rank_from_diag(np.abs(np.diag(qr)[:min(m, n)]), RankTolerance())
-    return np.sort(jpvt[:rank] - 1)
+        qr = pivoted_qr(A)
+        return qr.perm, qr.rank
+    return jpvt - 1, _rank_from_diag(np.abs(np.diag(qr)[:min(m, n)]), RankTolerance())

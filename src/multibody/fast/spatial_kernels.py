@@ -75,17 +75,20 @@ def _max_abs(x, start, stop):
 
 
 @njit(cache=True)
-def constrained_newton(qn, vn, M, force, dt, rows, lam, tab, m, tol, scale, size, max_it, want_cond, dq, out):
+def constrained_newton(qn, vn, M, force, dt, rows, lam, tab, m, tol, length, max_it, want_cond, dq, out):
     """Newton on paper 004 eq. (10) for (dq = q_{n+1} - q_n, lam) from dq = dt v_n and lam (updated in place),
-    as ``EnergyMomentumStepper._constrained_step``: converged when max |dynamic rows| <= tol scale and max
-    |Phi| <= tol size, then one more correction with the last Jacobian. out <- (iterations or -1, condition
-    number of the last iteration matrix or NaN)."""
+    as ``EnergyMomentumStepper._constrained_step``: converged when max |dynamic rows| <= tol scale (scale =
+    max(|2 M v_n|, |force|), force = dt grad V) and max |Phi| <= tol size (size = max(1, length, |q_n|)), then one
+    more correction with the last Jacobian. out <- (iterations or -1, condition number of the last iteration
+    matrix or NaN)."""
     n, r = qn.shape[0], rows.shape[0]
     hk, hi, hj, hv = tab[0], tab[1], tab[2], tab[3]
     phi, G, Gm = np.empty(m), np.empty((m, n)), np.empty((r, n))
     res, full, Hs = np.empty(n + r), np.zeros(m), np.empty((n, n))
     J = np.zeros((n + r, n + r))
     Mv2 = 2.0 * (M @ vn)
+    scale = max(max(np.max(np.abs(Mv2)), np.max(np.abs(force))), np.finfo(np.float64).tiny)
+    size = max(max(1.0, length), np.max(np.abs(qn)))
     for i in range(n):
         dq[i] = dt * vn[i]
     out[0], out[1] = -1.0, np.nan

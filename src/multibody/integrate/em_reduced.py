@@ -59,14 +59,14 @@ class ReducedNewton:
     def _reduced_newton(self, qn, vn, mu):
         """q_{n+1} - q_n, or None when Newton does not converge (or meets a singular matrix); the whole loop in
         one compiled call where the stepper has the compiled tree (fast.em_tree: :meth:`_compiled_newton`)."""
+        if self.compiled is not None:
+            return self._compiled_newton(qn, vn, mu)
         d, h = self.tree.d, COMPLEX_STEP
         split = d - len(self.closure_rows)
         # a reduced row k is P[:, k] . r: its round-off floor grows with the column sum of |P| (lever
         # arms of the tree), so the dynamic rows are measured against scale * max_k |P[:, k]|_1
-        P = null_space_matrix(self.tree, qn) if self.compiled is None else self.compiled.null_space(qn)
-        scale = self._scale(vn, qn) * max(1.0, np.max(np.abs(P).sum(axis=0)))
-        if self.compiled is not None:
-            return self._compiled_newton(qn, vn, mu, scale)
+        lever = np.max(np.abs(null_space_matrix(self.tree, qn)).sum(axis=0))
+        scale = self._scale(vn, qn) * max(1.0, lever)
         closure = np.ones(d)
         closure[split:] = self.closure_scale if len(self.closure_rows) else 1.0
         last = None
@@ -90,15 +90,13 @@ class ReducedNewton:
                 return None
         return None
 
-    def _compiled_newton(self, qn, vn, mu, scale):
+    def _compiled_newton(self, qn, vn, mu):
         """:meth:`_reduced_newton` in one compiled call (fast.em_tree, uniform gravity only: R_q = 2/dt M dq
-        - 2 M v_n + dt grad V)."""
-        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
-        base = self.forces.residual(qn, np.zeros_like(qn), self.t_mid) - 2 * (self.M @ vn)
+        - 2 M v_n + dt grad V; the same scale, lever and size)."""
         dq, mu, it, cond, det = self.compiled.newton(
-            qn, base, self.M, self.dt, self.closure_rows, self.dep, self.free, self.closure_scale, mu,
-            tol=self.tol.residual, scale=scale, size=size, max_it=self.tol.max_iterations, step=COMPLEX_STEP,
-            want_cond=self.want_cond)
+            qn, 2 * (self.M @ vn), self.dt_gradV, self.dt, self.closure_rows, self.dep, self.free,
+            self.closure_scale, mu, tol=self.tol.residual, length=self.model.length_scale,
+            max_it=self.tol.max_iterations, step=COMPLEX_STEP, want_cond=self.want_cond)
         if self.want_cond and not np.isnan(cond):
             self.condition = cond
         if dq is not None:

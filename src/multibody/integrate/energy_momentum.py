@@ -56,7 +56,7 @@ import numpy as np
 
 from ..assembly import Workspace
 from ..errors import MultibodyError
-from ..fast.spatial import constrained_step, independent_rows, quadratic_table
+from ..fast.spatial import constrained_step, independent_rows, quadratic_table, row_pivots
 from ..fast.em_tree import TreeTable
 from ..linalg.rank import pivoted_qr
 from ..model.director_tree import build_tree, internal_null_space, pair_frames, reparametrize, twist_matrix
@@ -116,6 +116,7 @@ class EnergyMomentumStepper(ReducedNewton):
             raise MultibodyError(f"model '{model.name}': the energy-momentum scheme needs a constant mass matrix.")
         self.forces = DiscreteForces(model, dt, scheme)   # gravity, spatial springs, dampers, loads (issue 23)
         self.gradV, self.t_mid = self.forces.gradV, 0.5 * dt
+        self.dt_gradV = np.ascontiguousarray(self.dt * self.gradV, dtype=np.float64)   # the compiled steps' force
         self.ws = Workspace(model)
         self.fast = quadratic_table(model) if fast else None   # compiled constraints (fast.spatial) or None
         if unknowns not in ("paper", "joint"):
@@ -125,7 +126,7 @@ class EnergyMomentumStepper(ReducedNewton):
         self.closure_scaling = closure_scaling
         self.tree = replace(build_tree(model), unknowns=unknowns)
         # the reduced Newton compiled (fast.em_tree; uniform gravity only) or None; the root bodies' pair frames
-        self.compiled = (TreeTable(self.tree, model.q0, self.fast) if scheme == "reduced" and self.fast is not None
+        self.compiled = (TreeTable(self.tree, model.q0, self.fast, self.M) if scheme == "reduced" and self.fast is not None
                          and not self.forces else None)
         self._framed = bool(pair_frames(self.tree, model.q0))
         A0 = self.ws.constraints(0.0, model.q0, np.zeros(model.n))[1]
@@ -168,18 +169,21 @@ class EnergyMomentumStepper(ReducedNewton):
         Po = (internal_null_space(self.tree, qn, twist_matrix(self.tree, qn)) if self.compiled is None
               else self.compiled.null_space(qn))
         B = A[rows] @ Po
-        qr_rows = pivoted_qr(B)
-        self.closure_rows = rows[qr_rows.independent_rows]
-        B = B[qr_rows.independent_rows]
-        qr_cols = pivoted_qr(B.T)
-        self.dep = np.sort(qr_cols.perm[:qr_cols.rank])
-        self.free = np.setdiff1d(np.arange(self.tree.d), self.dep)
+        independent = independent_rows(B)                   # pivoted_qr(B).independent_rows (fast.spatial)
+        self.closure_rows = rows[independent]
+        B = B[independent]
+        perm, rank = row_pivots(B.T)                         # pivoted_qr(B.T): (perm, rank)
+        self.dep = np.sort(perm[:rank])
+        free = np.ones(self.tree.d, dtype=bool)
+        free[self.dep] = False
+        self.free = np.flatnonzero(free)
         if self.closure_scaling == "balanced":   # |d(P^c^T R)/dmu| ~ 2/dt |P^c^T M P^o| against |G_c P^o|
             Poc = np.zeros((self.tree.d, len(self.free)))
             Poc[self.free] = np.eye(len(self.free))
             Poc[self.dep] = -np.linalg.solve(B[:, self.dep], B[:, self.free])
-            dyn = 2 / self.dt * np.linalg.norm((Po @ Poc).T @ self.M @ Po, 2)
-            self.closure_scale = dyn / max(np.linalg.norm(B, 2), np.finfo(float).tiny)
+            # 2-norms as np.linalg.norm(., 2): the largest singular value (without its axis handling)
+            dyn = 2 / self.dt * np.linalg.svd((Po @ Poc).T @ self.M @ Po, compute_uv=False)[0]
+            self.closure_scale = dyn / max(np.linalg.svd(B, compute_uv=False)[0], np.finfo(float).tiny)
 
     def _closure_values(self, q):
         """Phi_c (..., k) and G_c (..., k, n) at q (..., n), real or complex (closure rows only): the rows'
@@ -257,9 +261,9 @@ class EnergyMomentumStepper(ReducedNewton):
     def _constrained_step(self, qn, vn):
         n, rows, dt = self.model.n, self.rows, self.dt
         dq, lam = dt * vn, self.lam.copy()
-        scale = self._scale(vn, qn)
         if self.fast is not None and not self.forces:     # the same Newton, compiled (fast.spatial)
-            return self._compiled_constrained(qn, vn, scale)
+            return self._compiled_constrained(qn, vn)
+        scale = self._scale(vn, qn)
         zero = np.zeros(n)
         for it in range(self.tol.max_iterations + 1):
             Gm = self.ws.constraints(self.t_mid, qn + 0.5 * dq, zero)[1][rows]
@@ -283,12 +287,11 @@ class EnergyMomentumStepper(ReducedNewton):
         raise SimulationError(f"model '{self.model.name}': Newton of the constrained energy-momentum step did "
                               f"not converge in {self.tol.max_iterations} iterations (dt = {dt:g}).")
 
-    def _compiled_constrained(self, qn, vn, scale):
+    def _compiled_constrained(self, qn, vn):
         """_constrained_step's Newton (paper 004 eq. 10) in one compiled call: constraints from the packed
-        table, forces uniform gravity only (dt grad V)."""
-        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
-        dq, lam, it, cond = constrained_step(self.fast, qn, vn, self.M, self.forces.residual(qn, vn), self.dt,
-                                             self.rows, self.lam, tol=self.tol.residual, scale=scale, size=size,
+        table, forces uniform gravity only (dt grad V); the same scale and size (_scale, _converged)."""
+        dq, lam, it, cond = constrained_step(self.fast, qn, vn, self.M, self.dt_gradV, self.dt, self.rows, self.lam,
+                                             tol=self.tol.residual, length=self.model.length_scale,
                                              max_it=self.tol.max_iterations, want_cond=self.want_cond)
         if self.want_cond and it != 0:
             self.condition = cond
