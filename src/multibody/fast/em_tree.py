@@ -31,6 +31,7 @@ class TreeTable:
         nb = len(tree.bodies.names)
         k, i = np.nonzero(M)                        # the mass matrix's entries (diagonal for director bodies)
         self.mm = (_ints(k), _ints(i), np.ascontiguousarray(M[k, i], dtype=np.float64))
+        self.M = np.ascontiguousarray(M, dtype=np.float64)
         self.n, self.d, self.table = table.n, tree.d, table
         js = tree.joints
         ground = lambda b: nb if b < 0 else b      # noqa: E731  (the ground is body index nb in the kernels)
@@ -46,25 +47,34 @@ class TreeTable:
                    np.ascontiguousarray(vec), _ints(frame_of), _ints(roots), _ints([s for _, s in tree.roots]),
                    self.root_Q, _ints([b in frames for b in roots]), np.int64(tree.unknowns == "joint"))
         self.roots = roots
-        self._closure = (None, None)
+        self._closure, self._dep = (None, None, None), (None, None)
 
     def set_frames(self, frames: dict) -> None:
         """This step's pair frames (director_tree.pair_frames at q_n) into the packed tree."""
         for b in self.framed:
             self.root_Q[self.roots.index(b)] = frames[b][0]
 
+    def _choice(self, dep, free):
+        """dep, free as int64 (cached while the stepper keeps the same arrays)."""
+        if self._dep[0] is not dep or self._dep[1] is not free:
+            self._dep = (dep, free, _ints(dep), _ints(free))
+        return self._dep[2:]
+
     def closure(self, rows: np.ndarray) -> tuple:
         """The entry table (spatial_kernels' layout) of the constraint rows ``rows``, renumbered 0..k-1 in that
         order (cached per row set)."""
+        if self._closure[0] is rows:
+            return self._closure[1]
         key = tuple(int(r) for r in rows)
-        if self._closure[0] != key:
+        if self._closure[2] != key:
             hk, hi, hj, hv, gk, gi, gv, c = self.table.tab
             index = np.full(len(c), -1, dtype=np.int64)
             index[np.asarray(rows, dtype=np.int64)] = np.arange(len(rows))
             h, g = index[hk] >= 0, index[gk] >= 0
             sub = (_ints(index[hk[h]]), _ints(hi[h]), _ints(hj[h]), np.ascontiguousarray(hv[h]),
                    _ints(index[gk[g]]), _ints(gi[g]), np.ascontiguousarray(gv[g]), np.ascontiguousarray(c[list(key)]))
-            self._closure = (key, sub)
+            self._closure = (rows, sub, key)
+        self._closure = (rows,) + self._closure[1:]
         return self._closure[1]
 
     def null_space(self, q: np.ndarray) -> np.ndarray:
@@ -72,18 +82,18 @@ class TreeTable:
         from .em_reduced_kernels import null_space_at
         return null_space_at(np.ascontiguousarray(q, dtype=np.complex128), self.tr, self.d)
 
-    def newton(self, qn, mv2, force, dt, closure_rows, dep, free, cscale, mu, *, tol, length, max_it, step,
+    def newton(self, qn, vn, force, dt, closure_rows, dep, free, cscale, mu, *, tol, length, max_it, step,
                want_cond):
-        """One Newton iteration of the reduced step from mu (em_reduced_kernels.reduced_newton; mv2 = 2 M v_n,
-        force = dt grad V): (dq or None when it does not converge or meets a singular matrix, the root mu,
-        iterations, condition number or NaN, the smallest |det| of the mid-point frames)."""
+        """One Newton iteration of the reduced step from mu (em_reduced_kernels.reduced_newton; force = dt grad V):
+        (dq or None when it does not converge or meets a singular matrix, the root mu, iterations, condition
+        number or NaN, the smallest |det| of the mid-point frames)."""
         from .em_reduced_kernels import reduced_newton
         dq, out = np.empty(self.n), np.empty(3)
-        mu = np.array(mu, dtype=np.complex128)
+        mu = mu.astype(np.complex128)
         try:
-            reduced_newton(qn.astype(np.complex128), mv2, force, self.mm, float(dt), self.tr, self.closure(closure_rows),
-                           _ints(dep), _ints(free), float(cscale), mu, float(tol), float(length), int(max_it),
-                           float(step), bool(want_cond), dq, out)
+            reduced_newton(qn.astype(np.complex128), np.ascontiguousarray(vn, dtype=np.float64), self.M, force,
+                           self.mm, dt, self.tr, self.closure(closure_rows),
+                           *self._choice(dep, free), cscale, mu, tol, length, max_it, step, want_cond, dq, out)
         except np.linalg.LinAlgError:
             return None, mu.real, -1, np.nan, 1.0
         it = int(out[0])

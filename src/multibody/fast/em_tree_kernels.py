@@ -115,13 +115,43 @@ def _root_rotation(tr, r, theta):
 
 
 @njit(cache=True)
-def _frame_correction(D, X):
-    """K = -1/2 D' (D'^T D' - I), D' = D + X D: one Newton-Schulz step back onto orthonormal frames."""
-    Dn = D + _mm(X, D)
-    G = _mm(Dn.T.copy(), Dn)
+def _mv_to(A, x, out):
     for i in range(3):
+        out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
+
+
+@njit(cache=True)
+def _frame_correction(D, X, K, Dn, G):
+    """K <- -1/2 D' (D'^T D' - I), D' = D + X D: one Newton-Schulz step back onto orthonormal frames
+    (director_tree._frame_correction); Dn, G scratch (3, 3)."""
+    for i in range(3):
+        for j in range(3):
+            Dn[i, j] = D[i, j] + (X[i, 0] * D[0, j] + X[i, 1] * D[1, j] + X[i, 2] * D[2, j])
+    for i in range(3):
+        for j in range(3):
+            G[i, j] = Dn[0, i] * Dn[0, j] + Dn[1, i] * Dn[1, j] + Dn[2, i] * Dn[2, j]
         G[i, i] -= 1.0
-    return -0.5 * _mm(Dn, G)
+    for i in range(3):
+        for j in range(3):
+            K[i, j] = -0.5 * (Dn[i, 0] * G[0, j] + Dn[i, 1] * G[1, j] + Dn[i, 2] * G[2, j])
+
+
+@njit(cache=True)
+def _turn_child(Xp, angle, n, Xc, W):
+    """Xc <- R_p (E + I) - I = Xp E + Xp + E with E = exp(angle n^) - I = sin(a) n^ + 2 sin^2(a/2) (n^)^2, in the
+    reference's order of operations (W scratch (3, 3))."""
+    h = cmath.sin(angle / 2)
+    s, c2 = cmath.sin(angle), 2 * h * h
+    W[:, :] = 0
+    W[0, 1], W[0, 2], W[1, 0] = -n[2], n[1], n[2]
+    W[1, 2], W[2, 0], W[2, 1] = -n[0], -n[1], n[0]
+    E = np.empty((3, 3), dtype=np.complex128)
+    for i in range(3):
+        for j in range(3):
+            E[i, j] = s * W[i, j] + c2 * (W[i, 0] * W[0, j] + W[i, 1] * W[1, j] + W[i, 2] * W[2, j])
+    for i in range(3):
+        for j in range(3):
+            Xc[i, j] = (Xp[i, 0] * E[0, j] + Xp[i, 1] * E[1, j] + Xp[i, 2] * E[2, j]) + Xp[i, j] + E[i, j]
 
 
 @njit(cache=True)
@@ -137,29 +167,55 @@ def _normal_gap(tr, j, mu, nn, gap, Xp):
 
 
 @njit(cache=True)
-def _child_translation(tr, j, phi, D, X, K, dphi, mu):
-    """dphi of tree joint j's child (director_tree._child_translation)."""
+def _child_translation(tr, j, phi, D, X, K, dphi, mu, w):
+    """dphi of tree joint j's child (director_tree._child_translation); w scratch (10, 3)."""
     kind, p, c, s, vec = tr[1][j], tr[2][j], tr[3][j], tr[4][j], tr[5][j]
     Xp = X[p]
-    nn, m1, m2 = _mv(D[p], vec[2]), _mv(D[p], vec[3]), _mv(D[p], vec[4])
-    rp, rc = _mv(D[p], vec[0]), _mv(D[c], vec[1])
-    gap = (phi[c] + rc) - (phi[p] + rp)
+    nn, m1, m2, rp, rc, gap, t = w[0], w[1], w[2], w[3], w[4], w[5], w[6]
+    _mv_to(D[p], vec[2], nn)
+    _mv_to(D[p], vec[3], m1)
+    _mv_to(D[p], vec[4], m2)
+    _mv_to(D[p], vec[0], rp)
+    _mv_to(D[c], vec[1], rc)
+    d = dphi[c]
+    for i in range(3):
+        gap[i] = (phi[c, i] + rc[i]) - (phi[p, i] + rp[i])
+        d[i] = (dphi[p, i] + _row(Xp, i, rp) + _row(K[p], i, vec[0]) - _row(X[c], i, rc) - _row(K[c], i, vec[1]))
     Rp = Xp.copy()
     for i in range(3):
         Rp[i, i] += 1.0
-    d = dphi[p] + _mv(Xp, rp) + _mv(K[p], vec[0]) - _mv(X[c], rc) - _mv(K[c], vec[1])
     if kind == E and tr[11] == 1:
         normal = _normal_gap(tr, j, mu, nn, gap, Xp)
-        return d + mu[s] * _mv(Rp, m1) + mu[s + 1] * _mv(Rp, m2) - normal * _mv(Rp, nn)
+        for i in range(3):
+            d[i] = ((d[i] + mu[s] * _row(Rp, i, m1)) + mu[s + 1] * _row(Rp, i, m2)) - normal * _row(Rp, i, nn)
+        return
     if kind == C or kind == P:
-        pi_gap = _dot(gap, m1) * m1 + _dot(gap, m2) * m2
-        d = d + _mv(Xp, gap - pi_gap) - pi_gap + mu[s] * _mv(Rp, nn)
+        a, b = _dot(gap, m1), _dot(gap, m2)
+        for i in range(3):
+            t[i] = a * m1[i] + b * m2[i]                       # Pi gap
     elif kind == E:
-        pi_gap = _dot(gap, nn) * nn
-        d = d + _mv(Xp, gap - pi_gap) - pi_gap + mu[s] * _mv(Rp, m1) + mu[s + 1] * _mv(Rp, m2)
+        a = _dot(gap, nn)
+        for i in range(3):
+            t[i] = a * nn[i]
     else:
-        d = d + _mv(Xp, gap - gap) - gap
-    return d
+        t[:] = gap
+    r = w[7]
+    for i in range(3):
+        r[i] = gap[i] - t[i]
+    for i in range(3):
+        d[i] = (d[i] + _row(Xp, i, r)) - t[i]              # the reference's order of operations
+    for i in range(3):
+        if kind == C or kind == P:
+            d[i] += mu[s] * _row(Rp, i, nn)
+        elif kind == E:
+            d[i] += mu[s] * _row(Rp, i, m1)
+            d[i] += mu[s + 1] * _row(Rp, i, m2)
+
+
+@njit(cache=True)
+def _row(A, i, x):
+    """(A x)_i."""
+    return A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
 
 
 @njit(cache=True)
@@ -171,10 +227,12 @@ def reparametrize(qn, mu, tr, dq):
     X = np.zeros((nb + 1, 3, 3), dtype=np.complex128)
     K = np.zeros((nb + 1, 3, 3), dtype=np.complex128)
     dphi = np.zeros((nb + 1, 3), dtype=np.complex128)
+    A, B, w = np.empty((3, 3), dtype=np.complex128), np.empty((3, 3), dtype=np.complex128), \
+        np.empty((10, 3), dtype=np.complex128)
     for r in range(tr[7].shape[0]):
         b, s = tr[7][r], tr[8][r]
         X[b] = _root_rotation(tr, r, mu[s + 3:s + 6])
-        K[b] = _frame_correction(D[b], X[b])
+        _frame_correction(D[b], X[b], K[b], A, B)
         dphi[b] = mu[s:s + 3]
     for j in range(tr[1].shape[0]):
         kind, p, c, s = tr[1][j], tr[2][j], tr[3][j], tr[4][j]
@@ -183,16 +241,15 @@ def reparametrize(qn, mu, tr, dq):
         elif kind == P:
             X[c] = X[p]
         else:
-            Ej = _axis_minus_identity(mu[s + DOF[kind] - 1], _mv(D[p], tr[5][j][2]))
-            X[c] = _mm(X[p], Ej) + X[p] + Ej
-        K[c] = _frame_correction(D[c], X[c])
-        dphi[c] = _child_translation(tr, j, phi, D, X, K, dphi, mu)
+            _mv_to(D[p], tr[5][j][2], w[9])
+            _turn_child(X[p], mu[s + DOF[kind] - 1], w[9], X[c], A)
+        _frame_correction(D[c], X[c], K[c], A, B)
+        _child_translation(tr, j, phi, D, X, K, dphi, mu, w)
     for b in range(nb):
-        dD = _mm(X[b], D[b]) + K[b]
         for k in range(3):
             dq[cols[b, k]] = dphi[b, k]
             for i in range(3):
-                dq[cols[b, 3 + 3 * i + k]] = dD[k, i]
+                dq[cols[b, 3 + 3 * i + k]] = _row(X[b], k, D[b, :, i]) + K[b, k, i]
 
 
 @njit(cache=True)

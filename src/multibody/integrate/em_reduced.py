@@ -94,7 +94,7 @@ class ReducedNewton:
         """:meth:`_reduced_newton` in one compiled call (fast.em_tree, uniform gravity only: R_q = 2/dt M dq
         - 2 M v_n + dt grad V; the same scale, lever and size)."""
         dq, mu, it, cond, det = self.compiled.newton(
-            qn, 2 * (self.M @ vn), self.dt_gradV, self.dt, self.closure_rows, self.dep, self.free,
+            qn, vn, self.dt_gradV, self.dt, self.closure_rows, self.dep, self.free,
             self.closure_scale, mu, tol=self.tol.residual, length=self.model.length_scale,
             max_it=self.tol.max_iterations, step=COMPLEX_STEP, want_cond=self.want_cond)
         if self.want_cond and not np.isnan(cond):
