@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from scipy.linalg.lapack import dgeqp3
+
 from ..assembly import Workspace
+from ..linalg.rank import RankTolerance, _rank_from_diag, pivoted_qr
 from ..model.director import QuadraticConstraints
+from .lapack import WORK
 from .packed import numba_available
+
+_RANK = RankTolerance()     # pivoted_qr's default rank decision
 
 
 def spatial_supported(model) -> str | None:
@@ -129,10 +135,6 @@ def row_pivots(A: np.ndarray) -> tuple[np.ndarray, int]:
     """(perm, rank) of pivoted_qr(A) (linalg.rank: QR with column pivoting of A^T, its default rank decision) by
     one direct LAPACK geqp3 call, the routine scipy.linalg.qr(A.T, pivoting=True) calls, so the same pivots and
     diagonal; without forming Q (the energy-momentum steps need only the pivots, at every step)."""
-    from scipy.linalg.lapack import dgeqp3
-
-    from ..linalg.rank import RankTolerance, _rank_from_diag, pivoted_qr
-    from .lapack import WORK
     m, n = A.shape
     if m == 0 or n > 200 or A.dtype != np.float64:
         qr = pivoted_qr(A)
@@ -141,4 +143,4 @@ def row_pivots(A: np.ndarray) -> tuple[np.ndarray, int]:
     if info != 0:
         qr = pivoted_qr(A)
         return qr.perm, qr.rank
-    return jpvt - 1, _rank_from_diag(np.abs(np.diag(qr)[:min(m, n)]), RankTolerance())
+    return jpvt - 1, _rank_from_diag(np.abs(np.diag(qr)[:min(m, n)]), _RANK)

@@ -44,6 +44,7 @@ class EnergyMomentum:
         self.groups = [g for _, g in groups]
         self.joint_labels = tuple(lab for g in model.constraints if isinstance(g, LowerPairs)
                                   for lab in g.coordinate_labels())
+        self.row_labels = model.constraint_labels      # built anew by each access: once here (issue 16)
 
     def step(self) -> Step:
         q, v = self.em.step(self.y[:self.n], self.y[self.n:], self.t)
@@ -70,7 +71,7 @@ class EnergyMomentum:
                 "newton": ((0 if first else self.em.iterations,), ("iterations",)),
                 "condition": ((np.nan if first else self.em.condition,), ("iteration_matrix",)),
                 "joints": (joints, self.joint_labels),
-                "multipliers": (self.em.multipliers, self.model.constraint_labels)}
+                "multipliers": (self.em.multipliers, self.row_labels)}
 
     def summary(self, series: dict) -> dict:
         """Paper 004's diagnostics; the energy drift relative to max(|T|, |V|) over the run and the
