@@ -1,7 +1,7 @@
 """Table V of paper 004 (six-body linkage, reduced scheme, t = 0.04 s: 19 / 10 / 58 for dt = 1e-2, 1e-3, 1e-4):
 which reading of the closed-loop iteration matrix reproduces it (issue 18).
 
-    python benchmarks/em_table_v.py            # the readings table (about 1 min)
+    python benchmarks/em_table_v.py            # the readings table (about 1 min); all rows to results/em_table_v.csv
     python benchmarks/em_table_v.py gravity    # the same for six gravity directions and none
 
 The reduced closed-loop iteration matrix (docs/theory/paper004.md) is the mu-Jacobian of
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from multibody.linalg.rotations import principal_frame
 from multibody.model.director import LowerPairs, fold_ground, pair_rows
 from multibody.model.director_tree import internal_null_space, reparametrize, twist_matrix
 from multibody.models import linkage6
+from results_csv import write_rows
 
 PAPER = np.array([19.0, 10.0, 58.0])
 DTS = (1e-2, 1e-3, 1e-4)
@@ -157,6 +159,10 @@ if __name__ == "__main__":
     else:
         rows = readings(linkage6.six_body_linkage())
         print(f"{len(rows)} readings; paper {PAPER}")
+        names = ("x", "y", "z", "axis1", "axis2")
+        write_rows(str(Path(__file__).parent / "results" / "em_table_v.csv"),
+                   [dict(rows=r[1], p=r[2], dropped=names[r[3]], iterate=r[4], step=r[5], dt_1e_2=f"{r[6][0]:.4g}",
+                         dt_1e_3=f"{r[6][1]:.4g}", dt_1e_4=f"{r[6][2]:.4g}", max_error=f"{r[0]:.3f}") for r in rows])
         table(rows)
         ours = [r for r in rows if r[1] == "ours" and r[3] == 0 and r[4] == "converged" and r[5] == "ending"]
         print("ours (x row dropped, converged, step ending at 0.04):")
