@@ -62,7 +62,8 @@ class CompiledAttempts:
                  stretch: float):
         from . import rk_kernels
         rhs, n = formulation.fast_rhs, formulation.model.n
-        self.kernel, self.OK, self.counts, self.rhs = rk_kernels.rk_attempts, rk_kernels.OK, np.zeros(2, np.int64), rhs
+        self.kernel, self.counts, self.rhs = rk_kernels.rk_attempts, np.zeros(2, np.int64), rhs
+        self.OK, self.FILTER_DECLINED = rk_kernels.OK, rk_kernels.FILTER_DECLINED
         sparse = isinstance(rhs, SparseBandRhs)
         self.dense = _dense_args(None if sparse else rhs, n)
         self.use_band = rhs.band is not None

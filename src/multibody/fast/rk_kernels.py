@@ -19,8 +19,9 @@ from .band_kernels import band_rhs, band_tangent_error
 from .kernels import lagrange_rhs
 from .step_kernels import tangent_error
 
-#: status of :func:`rk_attempts`: an accepted step, or the attempt the caller must repeat on the reference path
-OK, HAND_BACK = 0, 1
+#: status of :func:`rk_attempts`: an accepted step; the attempt the caller must repeat on the reference path; an
+#: attempt whose stages and y_new are valid but whose error filter declined (the caller filters and judges it)
+OK, HAND_BACK, FILTER_DECLINED = 0, 1, 2
 
 
 @njit(cache=True)
@@ -127,7 +128,8 @@ def rk_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, ddf, dense, band, use_b
     side (:func:`_rhs`); filt, band_filt: those of the error filter (:func:`_filter`; use_filter 0: none, 1: filt,
     2: band_filt). Returns (status, t_new, y_new, h_abs,
     h_next, err, rejected attempts, rhs evaluations, rejected): with status HAND_BACK, h_abs and ``rejected``
-    describe the attempt the caller must make on the reference path."""
+    describe the attempt the caller must make on the reference path; with FILTER_DECLINED, t_new, y_new and K
+    are that attempt's, only its error is left to the caller."""
     t_bound, direction, min_step, max_step = bounds
     c, a, b, e, s, fsal, order, stretch = tab
     N = y.shape[0]
@@ -147,7 +149,7 @@ def rk_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, ddf, dense, band, use_b
             return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
         _combine(np.empty(0), t_new - t, e, K, s, err_vec)
         if use_filter and not _filter(y_new, err_vec, filt, band_filt, use_filter == 2, filtered):
-            return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
+            return FILTER_DECLINED, t_new, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
         err = _error_norm(err_vec, y, y_new, tols[0], tols[1])
         if err <= 1.0:
             break

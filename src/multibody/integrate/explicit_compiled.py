@@ -2,8 +2,9 @@
 formulation with the compiled right-hand side and error filter of :mod:`multibody.fast`
 (:func:`multibody.fast.rk.applies`). Everything but the attempts (the accepted step, dense output, reset,
 counters) is :class:`~.explicit.RungeKutta`'s; an attempt the compiled call hands back (a right-hand side that
-is not finite or whose fast solve declines, an error filter that declines, a step below the minimum) is made by
-RungeKutta's own loop, so the numbers are the reference's (tests/test_fast_rk.py).
+is not finite or whose fast solve declines, a step below the minimum) is made by RungeKutta's own loop, and an
+attempt whose compiled error filter declined is judged with the reference filter, so the numbers are the
+reference's (tests/test_fast_rk.py).
 """
 from __future__ import annotations
 
@@ -34,11 +35,24 @@ class CompiledRungeKutta(RungeKutta):
         self.n_rejected += n_rejected
         self.nfev += nfev
         self.form.nfev += nfev
-        if status != self.compiled.OK:      # the reference makes this attempt (and raises if it must)
+        if status == self.compiled.FILTER_DECLINED:     # the stages stand; the reference filter judges them
+            err = self._error_norm(t_new, t_new - t, y, y_new)
+            if not err <= 1:
+                self.n_rejected += 1
+                h_abs *= self.controller.factor(err, None, self.tableau.error_order)
+                return super()._adaptive_attempts(t, y, h_abs, True)
+            h_next = min(h_abs * self._factor(err, rejected), self.max_step)
+        elif status != self.compiled.OK:        # the reference makes this attempt (and raises if it must)
             return super()._adaptive_attempts(t, y, h_abs, rejected)
         self.h = self.direction * h_next
         self._error_prev = err
         return t_new, y_new, err
+
+    def _factor(self, err, rejected):
+        """The step-size factor after an accepted attempt (RungeKutta._adaptive_attempts: no increase right after a
+        rejection)."""
+        factor = self.controller.factor(err, self._error_prev, self.tableau.error_order)
+        return min(1.0, factor) if rejected else factor
 
 
 def compiled_runge_kutta(form, t0, y0, t_bound, tableau, o) -> CompiledRungeKutta | None:
