@@ -97,6 +97,4 @@ class FastStep:
 def fast_step(formulation) -> FastStep | None:
     """A :class:`FastStep` for a Lagrange formulation with a compiled right-hand side, else None."""
     rhs = getattr(formulation, "fast_rhs", None)
-    if rhs is None or getattr(rhs, "spatial", False) or getattr(rhs, "sparse", False):
-        return None         # spatial models, the sparse path (fast.band): the reference per-step work
-    return FastStep(formulation)
+    return None if rhs is None or getattr(rhs, "spatial", False) else FastStep(formulation)   # spatial: reference

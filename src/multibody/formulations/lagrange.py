@@ -120,12 +120,12 @@ class Lagrange(Formulation):
             self.fast_rhs = fast_lagrange_rhs(self, fast)
         # issue 7: the per-step work (projection, error filter, output) compiled too (multibody.fast.step)
         self.fast_step = self.band_step = None
-        if self.fast_rhs is not None:
-            from ..fast.step import fast_step
-            self.fast_step = fast_step(self)
         if getattr(self.fast_rhs, "sparse", False):     # issue 16: the sparse path's projection and filter (fast.band)
             from ..fast.band import BandStep
             self.band_step = BandStep(self, self.fast_rhs)
+        elif self.fast_rhs is not None:
+            from ..fast.step import fast_step
+            self.fast_step = fast_step(self)
 
     def initial_state(self, t, q, v):
         """[q, v]; with ``eliminate``, checks that the eliminated rows are redundant at the start
