@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from .entries import terms_entries
-from .step_kernels import constraint_phi
+from .step_kernels import constraint_phi, worst_violation
 
 
 @njit(cache=True)
@@ -182,11 +182,9 @@ def band_project(q, v, pk, poff, shift, dshift, control, iperm, pairs, work):
     for _ in range(iterations):
         qe[:n] = q
         constraint_phi(qe, ve, pk[0], pk[1], poff, pk[2], pk[3], pk[4], shift, phi)
-        worst = 0.0
-        for i in range(m):
-            if not np.isfinite(phi[i]):
-                return False
-            worst = max(worst, abs(phi[i]))
+        worst = worst_violation(phi)
+        if not np.isfinite(worst):
+            return False
         if worst <= limit:
             converged = True
             break
