@@ -16,12 +16,16 @@ integrate/generalized_alpha.py). Exudyn (``--exudyn-steps``): its default implic
 benchmarks/exudyn_compare.py. Exudyn is benchmark-only and never a dependency of multibody:
 ``pip install exudyn==1.13.6``; without it the Exudyn rows are skipped and the script says so.
 
+``--simulate`` (the same items): also each setting as a whole ``simulate()`` call, what a user runs (set-up, the
+step watch and its singular-configuration monitor, the recorder), tool "multibody simulate()"; the other multibody
+rows time the integration loop alone (benchmarks/chains.py ``run``).
+
 Every row goes to ``--csv`` (default benchmarks/results/chains.csv; columns: case, N, n, tool, setting,
 runs, wall_median_s, wall_min_s, cpu_median_s, steps, work, t_reached, tip_error_m, status) so a later run shows a regression.
 
     python benchmarks/chains_vs_exudyn.py [--sizes 10,100,1000] [--cases free,tip] [--repeat 3]
         [--multibody dopri5:1e-6,ga:1e-3,ga-adaptive:1e-5] [--exudyn-steps 1000] [--reference-max 100]
-        [--time-limit 120] [--csv benchmarks/results/chains.csv]
+        [--time-limit 120] [--simulate dopri5:1e-4] [--csv benchmarks/results/chains.csv]
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # 
 
 import numpy as np  # noqa: E402
 
-from multibody import RunOptions  # noqa: E402
+from multibody import RunOptions, simulate  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chains import bar_chain, run as run_chain, tip as chain_tip  # noqa: E402
@@ -89,6 +93,23 @@ def multibody_row(model, spec, ref, args) -> dict:
                    steps=r["steps"], work=r["work"], t_reached=r["t"])
     if r is not None and not r["capped"] and ref is not None and status == "ok":
         row["tip_error_m"] = float(np.linalg.norm(chain_tip(model, r["q"]) - ref))
+    return row
+
+
+def simulate_row(model, spec, ref, args) -> dict:
+    """Median CPU time of ``args.repeat`` whole ``simulate()`` calls of one setting (what a user runs: the set-up,
+    the step watch with its crossing monitor, the recorder; ``run`` above times the integration loop alone)."""
+    opts, cpus, walls, r = multibody_options(spec), [], [], None
+    for _ in range(args.repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        r = simulate(model, t_end=1.0, options=opts)
+        cpus.append(time.process_time() - c0)
+        walls.append(time.perf_counter() - t0)
+    row = dict(tool="multibody simulate()", setting=spec, runs=len(cpus), status="ok", steps=r.summary["steps"],
+               work=r.summary["rhs_evaluations"], t_reached=float(r.t[-1]), wall_median_s=statistics.median(walls),
+               wall_min_s=min(walls), cpu_median_s=statistics.median(cpus))
+    if ref is not None:
+        row["tip_error_m"] = float(np.linalg.norm(chain_tip(model, r.q[-1]) - ref))
     return row
 
 
@@ -148,7 +169,7 @@ def reference_tip(model, n, args):
 def fmt(row) -> str:
     g = row.get
     num = (lambda k, f: "" if g(k) is None else format(g(k), f))
-    return (f"{g('case'):>5} {g('N'):>5} {g('tool'):>14} {g('setting'):>18} {num('wall_median_s', '.3f'):>9} "
+    return (f"{g('case'):>5} {g('N'):>5} {g('tool'):>20} {g('setting'):>18} {num('wall_median_s', '.3f'):>9} "
             f"{num('cpu_median_s', '.3f'):>8} "
             f"{num('steps', 'd'):>6} {num('work', 'd'):>7} {num('tip_error_m', '.2e'):>10}  {g('status')}")
 
@@ -161,6 +182,7 @@ def main():
     ap.add_argument("--exudyn-steps", default="1000",
                     help="Exudyn's fixed steps per second, comma-separated (empty: no Exudyn rows)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per setting (the median is reported)")
+    ap.add_argument("--simulate", default="", help="settings (as --multibody) also timed as whole simulate() calls")
     ap.add_argument("--reference-max", type=int, default=100, help="tip errors for N up to this")
     ap.add_argument("--reference-limit", type=float, default=600.0, help="wall-time cap of a reference run")
     ap.add_argument("--time-limit", type=float, default=120.0, help="wall-time cap of one multibody run")
@@ -178,7 +200,7 @@ def main():
     if exu is None:
         print("Exudyn is not installed: its rows are skipped (benchmark-only: pip install exudyn==1.13.6)")
     rows = []
-    print(f"{'case':>5} {'N':>5} {'tool':>14} {'setting':>18} {'wall [s]':>9} {'cpu [s]':>8} {'steps':>6} {'work':>7} "
+    print(f"{'case':>5} {'N':>5} {'tool':>20} {'setting':>18} {'wall [s]':>9} {'cpu [s]':>8} {'steps':>6} {'work':>7} "
           f"{'tip err [m]':>10}  status")
     for n in map(int, args.sizes.split(",")):
         for case in cases:
@@ -205,6 +227,7 @@ def chain_rows(n, case, specs, args) -> list:
     ref = reference_tip(model, n, args)
     base = dict(case=case, N=n, n=len(model.coordinate_names))
     rows = [dict(base, **multibody_row(model, s, ref, args)) for s in specs]
+    rows += [dict(base, **simulate_row(model, s, ref, args)) for s in args.simulate.split(",") if s]
     if exu is not None:
         rows += [dict(base, **exudyn_row(n, tip_mass, int(k), ref, args)) for k in args.exudyn_steps.split(",") if k]
     for row in rows:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .band import SparseBandRhs, band_schur
 from .packed import PackedModel, model_supported, numba_available
 
 #: the Schur/Cholesky solve is used while min_j L_jj^2 / max_j S_jj >= this ratio (an optimistic
@@ -32,7 +33,7 @@ from .packed import PackedModel, model_supported, numba_available
 #: four-bar 97 % of the evaluations of a 10 s run still take the Schur solve.
 SCHUR_PIVOT_RATIO = 1e-3
 
-__all__ = ["SCHUR_PIVOT_RATIO", "FastLagrangeRhs", "fast_lagrange_rhs", "numba_available", "supported"]
+__all__ = ["SCHUR_PIVOT_RATIO", "FastLagrangeRhs", "fast_lagrange_rhs", "numba_available", "sparse_band_rhs", "supported"]
 
 def supported(formulation) -> str | None:
     """None if the fast path applies to this Lagrange formulation, else the reason it does not."""
@@ -69,12 +70,21 @@ class FastLagrangeRhs:
         self.A, self.gamma = np.zeros((m, n + 1)), np.zeros(m)
         self.B, self.S, self.lam = np.zeros((m, n)), np.zeros((m, m)), np.zeros(m)
         self.paths = [0, 0]
+        # issue 16: a diagonal mass matrix makes S = A M^-1 A^T a band matrix in a row order found once (fast.band)
+        self.band = band_schur(pack, n, m, self.tau)
 
     def __call__(self, t, y):
         for row, motion in self.motions:
             self.ddf[row] = motion(t)[2]
+        tau = self.tau
+        if self.band is not None:
+            out, ok = self.band(y, self.ddf)
+            if ok:
+                self.paths[0] += 1
+                return out
+            tau = 0.0       # the band Schur solve declined (pivot ratio below tau): the SVD solve
         out, path = self.kernel(y, self.ddf, self.prim, self.pval, self.mcols, self.mloc, self.mvec, self.M,
-                                self.Minv, self.diag, self.f, self.rel, self.power, self.tau, self.qe, self.ve, self.A,
+                                self.Minv, self.diag, self.f, self.rel, self.power, tau, self.qe, self.ve, self.A,
                                 self.gamma, self.B, self.S, self.lam)
         if path < 0:      # not positive definite: the reference path raises the explanatory error
             q, v = self.formulation.split(t, y)
@@ -95,3 +105,16 @@ def fast_lagrange_rhs(formulation, fast: bool = True):
     from .warm import use_compiled     # a cold numba cache: notice, or the NumPy path for this run
 
     return FastLagrangeRhs(formulation) if use_compiled() else None
+
+
+def sparse_band_rhs(formulation, fast: bool = True) -> SparseBandRhs | None:
+    """A :class:`~.band.SparseBandRhs` for a Lagrange formulation on the sparse path (issue 16 item 2: compiled
+    band Schur solve instead of SuperLU and Python per evaluation), or None if ``fast`` is False, numba is missing,
+    the model is not supported (:func:`supported`) or its mass matrix is not diagonal."""
+    if not fast or not numba_available() or supported(formulation) is not None:
+        return None
+    from .warm import use_compiled
+
+    pack = PackedModel(formulation.model)
+    band = band_schur(pack, formulation.model.n, formulation.ws.m, SCHUR_PIVOT_RATIO, always=True)
+    return SparseBandRhs(formulation, pack, band) if band is not None and use_compiled() else None

@@ -40,6 +40,11 @@ class FastStep:
         self.A, self.gamma, self.phi = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m)
         self.G, self.B, self.S, self.lam = np.zeros((m, m)), np.zeros((m, n)), np.zeros((m, m)), np.zeros(m)
         self.dx, self.r, self.ax = np.zeros(n), np.zeros(n), np.zeros(m)
+        # issue 16: where the rhs takes the band Schur solve, so do the projection and the filter (fast.band)
+        self.band_step = None
+        if getattr(rhs, "band", None) is not None:
+            from .band import BandStep
+            self.band_step = BandStep(formulation, rhs)
 
     def _motions(self, t):
         """shift, dshift, ddf (m,): f(t), f'(t), f''(t) of the prescribed motions (drivers are few)."""
@@ -48,6 +53,10 @@ class FastStep:
 
     def project(self, t, y):
         """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None."""
+        if self.band_step is not None:
+            out = self.band_step.project(t, y)
+            if out is not None:
+                return out
         n = self.n
         q, v = y[:n].copy(), y[n: 2 * n].copy()
         self._motions(t)
@@ -59,6 +68,10 @@ class FastStep:
 
     def tangent_error(self, t, y, err):
         """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT."""
+        if self.band_step is not None:
+            out = self.band_step.tangent_error(t, y, err)
+            if out is not None:
+                return out
         prim, pval, _, mcols, mloc, mvec = self.model_data
         out = np.empty_like(err)
         ok = tangent_error(y, err, self.weight, prim, pval, mcols, mloc, mvec, MIN_NORM_PIVOT_RATIO, self.qe,

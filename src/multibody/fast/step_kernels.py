@@ -111,6 +111,17 @@ def _gauss_newton(q, qe, ve, prim, pval, mcols, mloc, mvec, tau, A, gamma, G, ph
 
 
 @njit(cache=True)
+def worst_violation(phi):
+    """max_i |phi_i|, or inf if some entry is not finite."""
+    worst = 0.0
+    for i in range(phi.shape[0]):
+        if not np.isfinite(phi[i]):
+            return np.inf
+        worst = max(worst, abs(phi[i]))
+    return worst
+
+
+@njit(cache=True)
 def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, iterations, polish, tau,
             qe, ve, A, gamma, phi, G, dx):
     """In place: q (n,) onto Phi(q, t) = 0 by at most ``iterations`` Gauss-Newton steps
@@ -126,11 +137,9 @@ def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, ite
     for _ in range(iterations):
         qe[:n] = q
         constraint_phi(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, phi)
-        worst = 0.0
-        for i in range(phi.shape[0]):
-            if not np.isfinite(phi[i]):
-                return False
-            worst = max(worst, abs(phi[i]))
+        worst = worst_violation(phi)
+        if not np.isfinite(worst):
+            return False
         if worst <= limit:
             converged = True
             break

@@ -19,13 +19,15 @@ from contextlib import contextmanager
 
 log = logging.getLogger("multibody")
 
-#: the run that fills the cache: a double four-bar through its singular configurations calls every kernel
+#: the run that fills the cache: a double four-bar through its singular configurations calls every kernel; the
+#: 10-cell N-four-bar the band Schur solve (fast.band) and the compiled Runge-Kutta attempts with it
 WARM_SCRIPT = ("from multibody.models import MODELS; from multibody import simulate; "
                "m = MODELS['double-four-bar'].factory(); simulate(m, t_end=10.0); "
                "[simulate(m, t_end=0.5, formulation='nullspace', formulation_options={'basis': b}) "
                "for b in ('continuation', 'flow')]; from multibody.simulation.options import RunOptions; "
                "[simulate(m, t_end=0.01, options=RunOptions(integrator='generalized-alpha', step=1e-3), "
-               "formulation_options={'sparse': s}) for s in (False, True)]")
+               "formulation_options={'sparse': s}) for s in (False, True)]; "
+               "simulate(MODELS['n-four-bar'].factory(cells=10), t_end=0.05)")
 
 _state = {"policy": "wait", "started": False, "announced": False}
 
@@ -46,8 +48,9 @@ def cold_start(policy: str):
 def _dispatchers(extra=()):
     from numba.core.registry import CPUDispatcher
 
-    from . import kernels, nullspace_kernels, project_kernels, step_kernels
-    return [f for mod in (kernels, step_kernels, nullspace_kernels, project_kernels, *extra)
+    from . import band_kernels, entries, kernels, nullspace_kernels, project_kernels, rk_kernels, step_kernels
+    return [f for mod in (kernels, step_kernels, nullspace_kernels, project_kernels, entries, band_kernels,
+                          rk_kernels, *extra)
             for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
 
 

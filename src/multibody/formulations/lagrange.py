@@ -112,14 +112,18 @@ class Lagrange(Formulation):
         # issue 7 item 3: sparse path for large models (formulations.lagrange_sparse; None = automatic)
         self.sparse = lagrange_sparse(self, sparse, eliminate, choose_rows)
         self.sparse_path = SparseLagrange(self) if self.sparse else None
-        if self.sparse:
-            self.fast_rhs, self.choose_rows = None, False
+        if self.sparse:     # issue 16: the compiled band Schur solve where the model allows (fast.band)
+            from ..fast.lagrange import sparse_band_rhs
+            self.fast_rhs, self.choose_rows = sparse_band_rhs(self, fast), False
         else:   # issue 7: compiled rhs (multibody.fast) when numba is installed and the model is supported
             from ..fast import fast_lagrange_rhs
             self.fast_rhs = fast_lagrange_rhs(self, fast)
         # issue 7: the per-step work (projection, error filter, output) compiled too (multibody.fast.step)
-        self.fast_step = None
-        if self.fast_rhs is not None:
+        self.fast_step = self.band_step = None
+        if getattr(self.fast_rhs, "sparse", False):     # issue 16: the sparse path's projection and filter (fast.band)
+            from ..fast.band import BandStep
+            self.band_step = BandStep(self, self.fast_rhs)
+        elif self.fast_rhs is not None:
             from ..fast.step import fast_step
             self.fast_step = fast_step(self)
 
@@ -229,7 +233,8 @@ class Lagrange(Formulation):
     def after_step(self, t, y):
         if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
             return y if self._choose_rows(t, *self.split(t, y)) else None
-        y_new = self.fast_step.project(t, y) if self.fast_step is not None else None
+        step = self.fast_step or self.band_step
+        y_new = step.project(t, y) if step is not None else None
         if y_new is not None:   # compiled projection (no row choice on the fast path); else the reference
             return y_new
         q, v = self.split(t, y)
@@ -246,7 +251,8 @@ class Lagrange(Formulation):
         NORMAL_ERROR_WEIGHT, for the integrator's step-size control: the projection after the step
         removes them, so they need not meet the tolerance, only stay small enough for the projection
         to land on the nearest point of the same assembly branch."""
-        out = self.fast_step.tangent_error(t, y, err) if self.fast_step is not None else None
+        step = self.fast_step or self.band_step
+        out = step.tangent_error(t, y, err) if step is not None else None
         if out is not None:     # compiled (well-conditioned A); else the reference below
             return out
         n = self.model.n

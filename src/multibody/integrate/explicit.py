@@ -255,9 +255,11 @@ class RungeKutta:
         self._n_fixed += 1
         return t_new, y_new, err
 
-    def _adaptive_attempts(self, t, y):
+    def _adaptive_attempts(self, t, y, h_abs=None, rejected=False):
+        """Attempts from |h| = h_abs (default: the proposed step) until one is accepted; ``rejected``: an attempt
+        of this step was rejected before (a compiled stepper hands the rest of a step over here)."""
         order = self.tableau.error_order
-        h_abs, rejected = min(abs(self.h), self.max_step), False
+        h_abs = min(abs(self.h), self.max_step) if h_abs is None else h_abs
         while True:
             self._check_step_size(h_abs, t)
             t_new = t + self.direction * h_abs

@@ -23,58 +23,13 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..fast.kernels import ANGLE, COINCIDENT, COORDINATE_DRIVER, DISTANCE, _marker
+from ..fast.entries import constraint_entries, entry_count
+from ..fast.kernels import ANGLE, COINCIDENT, COORDINATE_DRIVER, _marker
 from ..fast.step_kernels import constraint_phi
 from .generalized_alpha_band import band_factor, band_solve
 
 #: status codes of :func:`ga_attempt`
 CONVERGED, NOT_CONVERGED, SINGULAR = 0, 1, 2
-
-
-@njit(cache=True)
-def _emit(vals, rows, cols, e, r, k, mcols, mvec, dx, dy, bx, by):
-    """Entries of (dx, dy)^T J_k in row r (J_k = [[1, 0, bx], [0, 1, by]], no identity part for a direction
-    marker): the contributions kernels._add_row adds to A; returns the next entry index."""
-    if mvec[k] == 0:
-        vals[e], rows[e], cols[e] = dx, r, mcols[k, 0]
-        vals[e + 1], rows[e + 1], cols[e + 1] = dy, r, mcols[k, 1]
-        e += 2
-    vals[e], rows[e], cols[e] = dx * bx + dy * by, r, mcols[k, 2]
-    return e + 1
-
-
-@njit(cache=True)
-def constraint_entries(qe, ve, prim, pval, mcols, mloc, mvec, vals, rows, cols):
-    """The entries (vals, rows, cols) of A = Phi_q, duplicates summed as in kernels.assemble (paper 000 eq. 6;
-    the same branch per primitive); returns their number. Column n is the ground's (ignored by the callers)."""
-    e = 0
-    for p in range(prim.shape[0]):
-        kind, r, a, b, c = prim[p, 0], prim[p, 1], prim[p, 2], prim[p, 3], prim[p, 4]
-        if kind == ANGLE:
-            vals[e], rows[e], cols[e] = -1.0, r, a
-            vals[e + 1], rows[e + 1], cols[e + 1] = 1.0, r, b
-            e += 2
-        elif kind == COORDINATE_DRIVER:
-            vals[e], rows[e], cols[e] = 1.0, r, a
-            e += 1
-        else:
-            pix, piy, bix, biy = _marker(a, mcols, mloc, mvec, qe, ve)[:4]
-            pjx, pjy, bjx, bjy = _marker(b, mcols, mloc, mvec, qe, ve)[:4]
-            if kind == COINCIDENT:
-                e = _emit(vals, rows, cols, e, r, a, mcols, mvec, 1.0, 0.0, bix, biy)
-                e = _emit(vals, rows, cols, e, r, b, mcols, mvec, -1.0, 0.0, bjx, bjy)
-                e = _emit(vals, rows, cols, e, r + 1, a, mcols, mvec, 0.0, 1.0, bix, biy)
-                e = _emit(vals, rows, cols, e, r + 1, b, mcols, mvec, 0.0, -1.0, bjx, bjy)
-            elif kind == DISTANCE:
-                L, dx, dy = pval[p], pix - pjx, piy - pjy
-                e = _emit(vals, rows, cols, e, r, a, mcols, mvec, dx / L, dy / L, bix, biy)
-                e = _emit(vals, rows, cols, e, r, b, mcols, mvec, -dx / L, -dy / L, bjx, bjy)
-            else:  # LINE_PROJECTION: e = marker c (direction on the body of p_i)
-                ex, ey, bex, bey = _marker(c, mcols, mloc, mvec, qe, ve)[:4]
-                e = _emit(vals, rows, cols, e, r, c, mcols, mvec, pjx - pix, pjy - piy, bex, bey)
-                e = _emit(vals, rows, cols, e, r, a, mcols, mvec, -ex, -ey, bix, biy)
-                e = _emit(vals, rows, cols, e, r, b, mcols, mvec, ex, ey, bjx, bjy)
-    return e
 
 
 @njit(cache=True)
@@ -280,21 +235,6 @@ def ga_attempt(state, h, par, control, model, kpat, band, lower, piv, lu_h, ent,
     return NOT_CONVERGED, iterations, factorizations
 
 
-def _entry_count(pack) -> int:
-    """Number of entries constraint_entries writes (a body marker has 3 columns, a direction marker 1)."""
-    width = np.where(pack.mvec == 0, 3, 1)
-    total = 0
-    for kind, _, a, b, c in pack.prim:
-        if kind == ANGLE:
-            total += 2
-        elif kind == COORDINATE_DRIVER:
-            total += 1
-        else:
-            total += {COINCIDENT: 2, DISTANCE: 1}.get(kind, 1) * (width[a] + width[b]) + \
-                (width[c] if kind not in (COINCIDENT, DISTANCE) else 0)
-    return int(total)
-
-
 class CompiledAttempt:
     """``(stepper, h, singular_pivot) -> (status, iterations, factorizations, (q1, v1, a1, abar1, lam1))`` by
     :func:`ga_attempt` for a :class:`.generalized_alpha.GeneralizedAlpha` on a model the compiled kernels
@@ -306,7 +246,7 @@ class CompiledAttempt:
         self.pk = (pack.prim, pack.pval, pack.mcols, pack.mloc, pack.mvec)
         M = sp.coo_matrix(pack.M)
         self.mass = (M.row.astype(np.int64), M.col.astype(np.int64), M.data.astype(float))
-        count = _entry_count(pack)
+        count = entry_count(pack)
         self.ent = (np.zeros(count), np.zeros(count, np.int64), np.zeros(count, np.int64))
         K = colouring
         order = np.argsort(K.colour[K.cols], kind="stable")

@@ -40,6 +40,10 @@ class StepperSpec:
 
 def _runge_kutta(tableau):
     def make(form, t0, y0, t_bound, o):
+        from .explicit_compiled import compiled_runge_kutta     # issue 16: compiled attempts where they apply
+        fast = compiled_runge_kutta(form, t0, y0, t_bound, tableau, o)
+        if fast is not None:
+            return fast
         return RungeKutta(form.rhs, t0, y0, t_bound, tableau=tableau, rtol=o.rtol, atol=o.atol,
                           fixed_step=o.step, max_step=o.max_step, error_filter=form.error_filter)
     return make
