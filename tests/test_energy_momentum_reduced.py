@@ -154,13 +154,16 @@ def test_planar_pair_reduced_at_the_papers_step_past_the_old_divergence():
 def test_cylindrical_pair_reduced_keeps_unit_directors_and_energy():
     """The sleeve spins at 100 rad/s (1 rad per step of dt = 0.01, eq. 175), the same rotation every step: the
     rounding of exp(theta^) used to repeat and |d_I|^2 - 1 grew to 1.5e-12 in 3000 steps (energy -1.3e-12 E0).
-    Over 1500 steps the frame stays orthonormal and E conserved to round-off, like the constrained scheme."""
+    Over 1500 steps the frame stays orthonormal and E conserved to round-off, like the constrained scheme. The
+    energy bound 1e-13 E0 lies between the random walk of one rounding per step (sqrt(1500) eps = 4.3e-15, times
+    a few operations: 1.5e-14 measured under OPENBLAS_CORETYPE=Prescott) and the old bias (-6.5e-13 E0 by step
+    1500); a bias of one eps per step would reach 1500 eps = 1.7e-13."""
     model = cylindrical_pair()
     q, v, _ = run(model, "reduced", 1500)
     D = spatial_parts(model)[0].frames(q)[1]
     assert np.max(np.abs(np.einsum("bij,bik->bjk", D, D) - np.eye(3))) < 1e-15
     E0 = invariants(model, model.q0, model.v0)[0]
-    assert abs(invariants(model, q, v)[0] - E0) < 1e-14 * E0
+    assert abs(invariants(model, q, v)[0] - E0) < 1e-13 * E0
 
 
 def free_body():
