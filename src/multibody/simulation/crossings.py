@@ -15,6 +15,10 @@ projected curve passes through the singular configuration because the run's bran
 is sigma_r ~ 0 there. The pivoted QR (linalg.rank) with ``CROSSING_TOL`` then decides the rank; a minimum
 where the rank stays r_g (a near miss) is not a crossing.
 
+A model whose A has full row rank at every configuration by its structure (an open chain or tree of revolute
+and weld joints, proved once per model by analysis.structural_rank) has no singular configuration to cross:
+it is not sampled, and its empty list is complete (``singular_crossings_monitored: true``).
+
 Dense models only (n < assembly.SPARSE_MIN_COORDINATES); larger models on the sparse path are watched by
 :mod:`.crossings_sparse` (a sparse factorisation per sample), other large ones report
 ``singular_crossings_monitored: false`` instead of an empty list that would claim none. Why not this monitor for
@@ -28,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as so
 
+from ..analysis.structural_rank import full_row_rank_everywhere
 from ..assembly import SPARSE_MIN_COORDINATES
 from ..errors import MultibodyError, SimulationError
 from ..formulations.singular import hermite
@@ -98,7 +103,8 @@ class CrossingMonitor:
     def restart(self, form) -> None:
         """Start on a (new) model: its generic rank from the current state, no samples."""
         self.form, model = form, form.model
-        self.active = 0 < form.ws.m and model.n < SPARSE_MIN_COORDINATES
+        self.certified = 0 < form.ws.m and full_row_rank_everywhere(model, form.ws)   # no crossing can exist
+        self.active = 0 < form.ws.m and model.n < SPARSE_MIN_COORDINATES and not self.certified
         self.director = all(isinstance(g, QuadraticConstraints) for g in model.constraints)   # see _excluded
         self.samples, self.pieces, self.generic, self.examined = [], [], 0, -np.inf
         self.last = None            # (t, q, v) of the last accepted state
@@ -206,4 +212,4 @@ class CrossingMonitor:
 
     def summary(self) -> dict:
         return {"singular_crossings": sorted(self.crossings, key=lambda c: c["t"]),
-                "singular_crossings_monitored": bool(self.active or self.crossings)}
+                "singular_crossings_monitored": bool(self.active or self.certified or self.crossings)}
