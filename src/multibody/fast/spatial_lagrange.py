@@ -69,15 +69,25 @@ class SpatialLagrangeRhs:
         self.A, self.ga = np.zeros((m, n + 1)), np.empty(m)
         self.B, self.S, self.lam = np.zeros((m, n)), np.zeros((m, m)), np.zeros(m)
         self.paths = [0, 0]
+        self.minv, self._rows = np.ascontiguousarray(np.diag(self.Minv)), (None, None)
 
     def __call__(self, t, y):
         from .spatial_kernels import lagrange_rhs
+        from .spatial_step_kernels import schur_rhs
         form = self.formulation
-        active = np.ascontiguousarray(form.active, dtype=np.int64)
-        r, out = len(active), np.empty(2 * self.table.n)
-        ok = lagrange_rhs(np.ascontiguousarray(y, dtype=float), active, *self.table.tab, self.Minv, self.diag, self.f,
-                          self.tau, self.phi, self.G, self.gamma, self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r],
-                          self.lam[:r], out)
+        if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
+            self._rows = (form.active, np.ascontiguousarray(form.active, dtype=np.int64))
+        active = self._rows[1]
+        n = self.table.n
+        r, out = len(active), np.empty(2 * n)
+        if self.diag:       # the sparse Schur product (spatial_step_kernels.schur_rhs): the same solve
+            ok = schur_rhs(np.ascontiguousarray(y, dtype=float), active, *self.table.tab, self.minv, self.f, self.tau,
+                           self.phi, self.G, self.gamma, self.A[:r, :n], self.ga[:r], self.B[:r], self.S[:r, :r],
+                           self.lam[:r], out)
+        else:
+            ok = lagrange_rhs(np.ascontiguousarray(y, dtype=float), active, *self.table.tab, self.Minv, self.diag,
+                              self.f, self.tau, self.phi, self.G, self.gamma, self.A[:r], self.ga[:r], self.B[:r],
+                              self.S[:r, :r], self.lam[:r], out)
         if not ok:
             self.paths[1] += 1
             q, v = form.split(t, y)

@@ -102,6 +102,10 @@ class CrossingMonitor:
         self.director = all(isinstance(g, QuadraticConstraints) for g in model.constraints)   # see _excluded
         self.samples, self.pieces, self.generic, self.examined = [], [], 0, -np.inf
         self.last = None            # (t, q, v) of the last accepted state
+        # spatial director models with the packed constraint table (issue 16): the compiled certificate of
+        # fast.spatial_monitor per step, the SVD samples only on the pieces it cannot certify (_certified)
+        self.table = getattr(form.ws, "table", None) if self.director and self.active else None
+        self.cert = None
 
     def _A(self, t, q):
         return self.form.ws.velocity_constraints(t, q, np.zeros_like(q))[1][: self.form.ws.m]
@@ -141,6 +145,9 @@ class CrossingMonitor:
             return
         q, v = self.form.split(step.t, y_end)
         dense = getattr(step, "dense", None)
+        if self.table is not None:
+            self._certified(step, q, v, dense)
+            return
         if self.last is None and dense is not None:      # the first step: its start as the first sample
             q0, v0 = self.form.split(step.t_old, dense(step.t_old))
             self.last = (step.t_old, q0, v0)
@@ -207,3 +214,59 @@ class CrossingMonitor:
     def summary(self) -> dict:
         return {"singular_crossings": sorted(self.crossings, key=lambda c: c["t"]),
                 "singular_crossings_monitored": bool(self.active or self.crossings)}
+
+    # -- spatial director models: the certificate of fast.spatial_monitor (issue 16) ---------------------------
+
+    def _certified(self, step, q, v, dense) -> None:
+        """``accepted`` on a director model with the packed table. Each piece between accepted states is first
+        offered to the certificate (:class:`~multibody.fast.spatial_monitor.DirectorCertificate`: no rank drop
+        fits in it, by interlacing and a relative perturbation bound, in one compiled call per step instead of
+        ~5 SVDs); a piece it cannot certify gets the SVD monitor of the other models (:meth:`_uncertain`). No
+        crossing is missed: a certified piece provably keeps rank >= r_g (up to the curvature safety factor
+        REFINE_SAFETY that _refine's Weyl test uses too), and every other piece is sampled, refined and located
+        exactly as before."""
+        if self.last is None:
+            if dense is not None:       # the first step's start is the first state
+                q0, v0 = self.form.split(step.t_old, dense(step.t_old))
+                self.last = (step.t_old, q0, v0)
+                self._restart_certificate(step.t_old, q0)
+            else:                       # no start state (no dense output): start at the first step's end
+                self.last = (step.t, q, v)
+                self._restart_certificate(step.t, q)
+                return
+        t0, q0, v0 = self.last
+        older = [(a, b, None, *rest) for a, b, _, *rest in self.pieces[-1:]]
+        self.pieces = older + [(t0, step.t, dense, q0, v0, q, v)]
+        self.last = (step.t, q, v)
+        if self.cert is None or not self.cert.advance(q):
+            self._uncertain(t0, q0, step.t, q)
+
+    def _restart_certificate(self, t, q) -> bool:
+        """The certificate's rows at q: the independent rows of the pivoted QR of A, if as many as the generic
+        rank (an SVD sample here sets it); else no certificate until the next uncertain piece."""
+        from ..fast.spatial_monitor import DirectorCertificate
+        self._sample(t, q)
+        rows = pivoted_qr(self._A(t, q), self.tol).independent_rows
+        self.cert = None
+        if len(rows) == self.generic and self.generic > 0:
+            self.cert = DirectorCertificate(self.table, rows, REFINE_SAFETY)
+            if not self.cert.start(q):
+                self.cert = None
+        return self.cert is not None
+
+    def _uncertain(self, ta, qa, tb, qb) -> None:
+        """The SVD monitor on one piece [ta, tb] the certificate left: samples at both ends and inside (_refine),
+        every local minimum below SCREEN located unless _excluded (the ends count as minima on their own
+        side: the pieces next to this one are certified or examined themselves). Then new rows at tb."""
+        s = [self._sample(ta, qa)]
+        b = self._sample(tb, qb)
+        s += self._refine(s[0], b) + [b]
+        for k, x in enumerate(s):
+            lo, hi = s[max(k - 1, 0)], s[min(k + 1, len(s) - 1)]
+            if x[1] < self._screen() and x[1] <= lo[1] and x[1] <= hi[1] and not _excluded(lo, x, hi):
+                self._locate(lo[0], hi[0])
+        self._restart_certificate(tb, qb)
+
+    def certificate_counts(self) -> tuple[int, int]:
+        """(pieces certified, pieces given to the SVD monitor) of the certificate since the last restart."""
+        return tuple(self.cert.counts) if self.cert is not None else (0, 0)
