@@ -72,28 +72,52 @@ class SpatialLagrangeRhs:
         self.minv, self._rows = np.ascontiguousarray(np.diag(self.Minv)), (None, None)
 
     def __call__(self, t, y):
-        from .spatial_kernels import lagrange_rhs
-        from .spatial_step_kernels import schur_rhs
         form = self.formulation
         if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
-            self._rows = (form.active, np.ascontiguousarray(form.active, dtype=np.int64))
-        active = self._rows[1]
-        n = self.table.n
-        r, out = len(active), np.empty(2 * n)
-        if self.diag:       # the sparse Schur product (spatial_step_kernels.schur_rhs): the same solve
-            ok = schur_rhs(np.ascontiguousarray(y, dtype=float), active, *self.table.tab, self.minv, self.f, self.tau,
-                           self.phi, self.G, self.gamma, self.A[:r, :n], self.ga[:r], self.B[:r], self.S[:r, :r],
-                           self.lam[:r], out)
-        else:
-            ok = lagrange_rhs(np.ascontiguousarray(y, dtype=float), active, *self.table.tab, self.Minv, self.diag,
-                              self.f, self.tau, self.phi, self.G, self.gamma, self.A[:r], self.ga[:r], self.B[:r],
-                              self.S[:r, :r], self.lam[:r], out)
-        if not ok:
+            self._prepare(form.active)
+        if y.dtype != np.float64 or not y.flags.c_contiguous:
+            y = np.ascontiguousarray(y, dtype=np.float64)
+        out = np.empty(2 * self.table.n)
+        if not self._kernel(y, *self._args, out):
             self.paths[1] += 1
             q, v = form.split(t, y)
             return np.concatenate([v, form._solve(t, q, v)[1]])
         self.paths[0] += 1
         return out
+
+    def _prepare(self, active) -> None:
+        """The kernel and its arguments after y for these active rows (in reverse Cuthill-McKee order): the sparse
+        Schur product (spatial_step_kernels.schur_rhs) for a diagonal M, else spatial_kernels.lagrange_rhs."""
+        from .spatial_kernels import lagrange_rhs
+        from .spatial_step_kernels import schur_rhs
+        rows = rcm_rows(self.table, active)
+        r, n = len(rows), self.table.n
+        self._rows = (active, rows)
+        if self.diag:
+            self._kernel = schur_rhs
+            self._args = (rows, *self.table.tab, self.minv, self.f, self.tau, self.phi, self.G, self.gamma,
+                          self.A[:r, :n], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r])
+        else:
+            self._kernel = lagrange_rhs
+            self._args = (rows, *self.table.tab, self.Minv, self.diag, self.f, self.tau, self.phi, self.G, self.gamma,
+                          self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r])
+
+
+def rcm_rows(table: QuadraticTable, rows) -> np.ndarray:
+    """``rows`` (int64) reordered by reverse Cuthill-McKee on the structural pattern of X X^T (X = Phi_q[rows]: the
+    table's entries, not the values, which vanish by chance at aligned configurations): the order in which the
+    compiled Cholesky factors (spatial_step_kernels.envelope_cholesky) have small envelopes. A permutation of the
+    rows of X changes none of the solves' results beyond round-off (S = X M^-1 X^T permuted symmetrically)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) < 3:
+        return np.ascontiguousarray(rows)
+    hk, hi, _, _, gk, gi, _, _ = table.tab
+    P = sp.csr_matrix((np.ones(len(hk) + len(gk)), (np.r_[hk, gk], np.r_[hi, gi])), shape=(table.m, table.n))[rows]
+    P.data[:] = 1.0
+    order = reverse_cuthill_mckee(sp.csr_matrix(P @ P.T), symmetric_mode=True)
+    return np.ascontiguousarray(rows[order], dtype=np.int64)
 
 
 def spatial_lagrange_rhs(formulation) -> SpatialLagrangeRhs | None:

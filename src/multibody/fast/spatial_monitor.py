@@ -22,7 +22,8 @@ import numpy as np
 from numba import njit
 
 from .spatial_kernels import quad_eval
-from .spatial_step_kernels import gram_factor
+from .spatial_lagrange import rcm_rows
+from .spatial_step_kernels import first_nonzero, gram_factor
 
 
 @njit(cache=True)
@@ -38,14 +39,22 @@ def factor_rows(q, rows, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X, L):
 
 @njit(cache=True)
 def relative_change(L, Xa, Xb, w):
-    """|L^-1 (Xb - Xa)|_F (forward substitution column by column; w (r,) workspace): an upper bound of
-    |Xa^+ (Xb - Xa)|_2 when L L^T = Xa Xa^T."""
+    """|L^-1 (Xb - Xa)|_F (forward substitution column by column, from the column's first non-zero and within L's
+    envelope; w (r,) workspace): an upper bound of |Xa^+ (Xb - Xa)|_2 when L L^T = Xa Xa^T."""
     r, n = Xa.shape
+    first = np.empty(r, dtype=np.int64)
+    for a in range(r):
+        first[a] = first_nonzero(L, a)
     total = 0.0
     for i in range(n):
+        start = r         # rows above the column's first non-zero stay zero in L^-1 E (L lower triangular)
         for a in range(r):
+            if Xb[a, i] != Xa[a, i]:
+                start = a
+                break
+        for a in range(start, r):
             s = Xb[a, i] - Xa[a, i]
-            for b in range(a):
+            for b in range(max(first[a], start), a):
                 s -= L[a, b] * w[b]
             w[a] = s / L[a, a]
             total += w[a] * w[a]
@@ -64,7 +73,7 @@ class DirectorCertificate:
     relative bound is taken for X(t) - X_a ~ s (X_b - X_a); A = Phi_q is affine in q, quadratic constraints)."""
 
     def __init__(self, table, rows, safety: float):
-        self.table, self.rows, self.safety = table, np.ascontiguousarray(rows, dtype=np.int64), float(safety)
+        self.table, self.rows, self.safety = table, rcm_rows(table, rows), float(safety)
         r, n = len(self.rows), table.n
         self.phi, self.G, self.w = np.empty(table.m), np.empty((table.m, n)), np.empty(r)
         self.now = (np.empty((r, n)), np.empty((r, r)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT
+from .spatial_lagrange import rcm_rows
 from .spatial_step_kernels import project, record, tangent_error
 
 #: the normal-equation solves are used while the smallest Cholesky pivot ratio of X X^T is >= this (an
@@ -51,7 +52,7 @@ class SpatialStep:
         """(active rows, dropped kept rows) as int64 arrays; the workspaces sliced to the active rows."""
         form = self.form
         if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
-            active = np.ascontiguousarray(form.active, dtype=np.int64)
+            active = rcm_rows(self.rhs.table, form.active)
             dropped = np.ascontiguousarray(np.setdiff1d(form.keep, active), dtype=np.int64)
             self._rows = (form.active, active, dropped)
         return self._rows[1], self._rows[2], len(self._rows[1])

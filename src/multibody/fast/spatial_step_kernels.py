@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import cholesky, cholesky_solve
+from .kernels import cholesky_solve
 from .spatial_kernels import lagrange_rhs, quad_eval, quad_gamma
 from .step_kernels import normal_solve
 
@@ -63,14 +63,55 @@ def sparse_gram(X, w, Gc):
 
 
 @njit(cache=True)
+def first_nonzero(L, i):
+    """The first column j <= i with L[i, j] != 0 (i if none before the diagonal)."""
+    for j in range(i):
+        if L[i, j] != 0.0:
+            return j
+    return i
+
+
+@njit(cache=True)
+def envelope_cholesky(S, k):
+    """kernels.cholesky (in place lower factor of the SPD S[:k, :k], returns the smallest pivot ratio min_j
+    L_jj^2 / max_j S_jj, <= 0 if not positive definite) within the envelope: L[i, j] = 0 left of row i's first
+    non-zero (George & Liu, Computer Solution of Large Sparse Positive Definite Systems, Sect. 4.2), so each dot
+    product starts there. Same operations on the non-zeros, no work on the zeros: with the rows in reverse
+    Cuthill-McKee order (:func:`multibody.fast.spatial_lagrange.rcm_rows`) the six-body linkage's 59 rows cost
+    2.8e3 multiply-adds instead of 3.4e4."""
+    smax = 0.0
+    for j in range(k):
+        smax = max(smax, S[j, j])
+    if smax <= 0.0:
+        return -1.0
+    first = np.empty(k, dtype=np.int64)
+    ratio = np.inf
+    for i in range(k):
+        fi = first_nonzero(S, i)
+        first[i] = fi
+        for j in range(fi, i + 1):
+            x = S[i, j]
+            for l in range(max(fi, first[j]), j):
+                x -= S[i, l] * S[j, l]
+            if j < i:
+                S[i, j] = x / S[j, j]
+            else:
+                if x <= 0.0:
+                    return -1.0
+                ratio = min(ratio, x / smax)
+                S[i, i] = np.sqrt(x)
+    return ratio
+
+
+@njit(cache=True)
 def gram_factor(X, Gc):
-    """Gc <- lower Cholesky factor of X X^T (:func:`sparse_gram`, kernels.cholesky); its smallest pivot ratio
-    min_j L_jj^2 / max_j (X X^T)_jj (<= 0: not positive definite)."""
+    """Gc <- lower Cholesky factor of X X^T (:func:`sparse_gram`, :func:`envelope_cholesky`); its smallest pivot
+    ratio min_j L_jj^2 / max_j (X X^T)_jj (<= 0: not positive definite)."""
     k = X.shape[0]
     if k == 0:
         return 1.0
     sparse_gram(X, np.ones(X.shape[1]), Gc)
-    return cholesky(Gc, k)
+    return envelope_cholesky(Gc, k)
 
 
 @njit(cache=True)
@@ -93,7 +134,7 @@ def schur_rhs(y, active, hk, hi, hj, hv, gk, gi, gv, c, minv, f, tau, phi, G, ga
         lam[a] = s
     if r:
         sparse_gram(X, minv, S)
-        if cholesky(S, r) < tau:
+        if envelope_cholesky(S, r) < tau:
             return False
         cholesky_solve(S, lam, r)
     for j in range(n):

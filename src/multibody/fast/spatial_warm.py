@@ -15,14 +15,19 @@ WARM_SCRIPT = ("from multibody.models.spatial_models import gyro_top, six_body_l
                "options=RunOptions(integrator='energy-momentum', step=1e-3)); "
                "simulate(six_body_linkage(), t_end=0.003)")
 _RUN_KERNELS = ("quad_eval", "quad_gamma", "constrained_newton", "lagrange_rhs")
+#: the lagrange run's compiled per-step work and crossing certificate (issue 16), called from Python too
+_STEP_KERNELS = {"spatial_step_kernels": ("schur_rhs", "project", "tangent_error", "record"),
+                 "spatial_monitor": ("factor_rows", "relative_change")}
 _state = {"started": False, "announced": False}
 
 
 def cache_is_cold() -> bool:
     """True if a kernel that a run calls from Python has no cache entry numba would load."""
     try:
-        from . import spatial_kernels
-        return any(not getattr(spatial_kernels, name)._cache._cache_file._load_index() for name in _RUN_KERNELS)
+        from . import spatial_kernels, spatial_monitor, spatial_step_kernels
+        sets = [(spatial_kernels, _RUN_KERNELS), (spatial_step_kernels, _STEP_KERNELS["spatial_step_kernels"]),
+                (spatial_monitor, _STEP_KERNELS["spatial_monitor"])]
+        return any(not getattr(mod, name)._cache._cache_file._load_index() for mod, names in sets for name in names)
     except Exception:       # private numba API changed: assume warm, numba compiles if needed
         return False
 
