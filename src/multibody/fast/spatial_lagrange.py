@@ -89,7 +89,7 @@ class SpatialLagrangeRhs:
         """The kernel and its arguments after y for these active rows (in reverse Cuthill-McKee order): the sparse
         Schur product (spatial_step_kernels.schur_rhs) for a diagonal M, else spatial_kernels.lagrange_rhs."""
         from .spatial_kernels import lagrange_rhs
-        from .spatial_step_kernels import schur_rhs
+        from .spatial_step_kernels import rcm_rows, schur_rhs
         rows = rcm_rows(self.table, active)
         r, n = len(rows), self.table.n
         self._rows = (active, rows)
@@ -101,23 +101,6 @@ class SpatialLagrangeRhs:
             self._kernel = lagrange_rhs
             self._args = (rows, *self.table.tab, self.Minv, self.diag, self.f, self.tau, self.phi, self.G, self.gamma,
                           self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r])
-
-
-def rcm_rows(table: QuadraticTable, rows) -> np.ndarray:
-    """``rows`` (int64) reordered by reverse Cuthill-McKee on the structural pattern of X X^T (X = Phi_q[rows]: the
-    table's entries, not the values, which vanish by chance at aligned configurations): the order in which the
-    compiled Cholesky factors (spatial_step_kernels.envelope_cholesky) have small envelopes. A permutation of the
-    rows of X changes none of the solves' results beyond round-off (S = X M^-1 X^T permuted symmetrically)."""
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-    rows = np.asarray(rows, dtype=np.int64)
-    if len(rows) < 3:
-        return np.ascontiguousarray(rows)
-    hk, hi, _, _, gk, gi, _, _ = table.tab
-    P = sp.csr_matrix((np.ones(len(hk) + len(gk)), (np.r_[hk, gk], np.r_[hi, gi])), shape=(table.m, table.n))[rows]
-    P.data[:] = 1.0
-    order = reverse_cuthill_mckee(sp.csr_matrix(P @ P.T), symmetric_mode=True)
-    return np.ascontiguousarray(rows[order], dtype=np.int64)
 
 
 def spatial_lagrange_rhs(formulation) -> SpatialLagrangeRhs | None:

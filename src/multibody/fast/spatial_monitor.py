@@ -22,8 +22,7 @@ import numpy as np
 from numba import njit
 
 from .spatial_kernels import quad_eval
-from .spatial_lagrange import rcm_rows
-from .spatial_step_kernels import first_nonzero, gram_factor
+from .spatial_step_kernels import first_nonzero, gram_factor, rcm_rows
 
 
 @njit(cache=True)

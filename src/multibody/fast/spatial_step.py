@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT
-from .spatial_lagrange import rcm_rows
-from .spatial_step_kernels import project, record, tangent_error
+from .spatial_step_kernels import project, rcm_rows, record, tangent_error
 
 #: the normal-equation solves are used while the smallest Cholesky pivot ratio of X X^T is >= this (an
 #: optimistic estimate of 1 / cond(X)^2: cond(X) <~ 300, so every direction of X has s_i >~ 3e-3 s_max, far

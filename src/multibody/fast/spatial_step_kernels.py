@@ -43,23 +43,43 @@ def _rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X):
 @njit(cache=True)
 def sparse_gram(X, w, Gc):
     """Gc (r, r), lower triangle <- X diag(w) X^T, column by column over X's non-zeros (a row of a director
-    model's A has at most 24 of n; 3 rows' worth per column on the six-body linkage instead of all r)."""
+    model's A has at most 24 of n; ~3 rows per column on the six-body linkage instead of all r). The rows of
+    each column are gathered in one row-major pass over X."""
     r, n = X.shape
     for a in range(r):
         for b in range(a + 1):
             Gc[a, b] = 0.0
-    rows = np.empty(r, dtype=np.int64)
-    for j in range(n):
-        cnt = 0
-        for a in range(r):
+    count = np.zeros(n, dtype=np.int64)
+    rows = np.empty((n, r), dtype=np.int64)
+    for a in range(r):
+        for j in range(n):
             if X[a, j] != 0.0:
-                rows[cnt] = a
-                cnt += 1
-        for p in range(cnt):
-            a = rows[p]
+                rows[j, count[j]] = a
+                count[j] += 1
+    for j in range(n):
+        for p in range(count[j]):
+            a = rows[j, p]
             xa = X[a, j] * w[j]
             for s in range(p + 1):
-                Gc[a, rows[s]] += xa * X[rows[s], j]
+                Gc[a, rows[j, s]] += xa * X[rows[j, s], j]
+
+
+@njit(cache=True)
+def envelope_solve(L, x, k):
+    """x[:k] <- (L L^T)^-1 x[:k] (kernels.cholesky_solve) with L from :func:`envelope_cholesky`, skipping the
+    zeros left of each row's first non-zero."""
+    first = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        fi = first_nonzero(L, i)
+        first[i] = fi
+        s = x[i]
+        for l in range(fi, i):
+            s -= L[i, l] * x[l]
+        x[i] = s / L[i, i]
+    for i in range(k - 1, -1, -1):
+        x[i] /= L[i, i]
+        for l in range(first[i], i):
+            x[l] -= L[i, l] * x[i]
 
 
 @njit(cache=True)
@@ -77,7 +97,7 @@ def envelope_cholesky(S, k):
     L_jj^2 / max_j S_jj, <= 0 if not positive definite) within the envelope: L[i, j] = 0 left of row i's first
     non-zero (George & Liu, Computer Solution of Large Sparse Positive Definite Systems, Sect. 4.2), so each dot
     product starts there. Same operations on the non-zeros, no work on the zeros: with the rows in reverse
-    Cuthill-McKee order (:func:`multibody.fast.spatial_lagrange.rcm_rows`) the six-body linkage's 59 rows cost
+    Cuthill-McKee order (:func:`rcm_rows`) the six-body linkage's 59 rows cost
     2.8e3 multiply-adds instead of 3.4e4."""
     smax = 0.0
     for j in range(k):
@@ -136,13 +156,14 @@ def schur_rhs(y, active, hk, hi, hj, hv, gk, gi, gv, c, minv, f, tau, phi, G, ga
         sparse_gram(X, minv, S)
         if envelope_cholesky(S, r) < tau:
             return False
-        cholesky_solve(S, lam, r)
+        envelope_solve(S, lam, r)
+    g = f.copy()
+    for a in range(r):
+        for j in range(n):
+            g[j] -= X[a, j] * lam[a]
     for j in range(n):
-        g = f[j]
-        for a in range(r):
-            g -= X[a, j] * lam[a]
         out[j] = v[j]
-        out[n + j] = g * minv[j]
+        out[n + j] = g[j] * minv[j]
     return True
 
 
@@ -302,3 +323,20 @@ def record(y, active, dropped, tab, Minv, diag, f, tau, phi, G, gamma, A, ga, B,
             s += G[k, j] * y[n + j]
         pos, vel = max(pos, abs(phi[k])), max(vel, abs(s))
     return pos, vel
+
+
+def rcm_rows(table, rows) -> np.ndarray:
+    """``rows`` (int64) reordered by reverse Cuthill-McKee on the structural pattern of X X^T (X = Phi_q[rows]: the
+    entries of the packed table, fast.spatial.QuadraticTable, not the values, which vanish by chance at aligned
+    configurations): the order in which :func:`envelope_cholesky` has small envelopes. A permutation of the rows
+    of X changes none of the solves' results beyond round-off (S = X M^-1 X^T permuted symmetrically)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) < 3:
+        return np.ascontiguousarray(rows)
+    hk, hi, _, _, gk, gi, _, _ = table.tab
+    P = sp.csr_matrix((np.ones(len(hk) + len(gk)), (np.r_[hk, gk], np.r_[hi, gi])), shape=(table.m, table.n))[rows]
+    P.data[:] = 1.0
+    order = reverse_cuthill_mckee(sp.csr_matrix(P @ P.T), symmetric_mode=True)
+    return np.ascontiguousarray(rows[order], dtype=np.int64)

@@ -15,6 +15,20 @@ projected curve passes through the singular configuration because the run's bran
 is sigma_r ~ 0 there. The pivoted QR (linalg.rank) with ``CROSSING_TOL`` then decides the rank; a minimum
 where the rank stays r_g (a near miss) is not a crossing.
 
+Spatial director models evaluated from the packed constraint table (issue 16; fast.spatial) are watched piece by
+piece instead: a compiled certificate (:mod:`multibody.fast.spatial_monitor`) proves for each step, at the cost of
+one Cholesky factor per accepted state, that no rank drop fits between its end states, and only the steps it
+cannot certify get the SVD samples, refinement and location above (:meth:`CrossingMonitor._certified`). Why no
+crossing is missed (paper 000 Sect. 2.5: a singular configuration is where the rank of A drops below the generic
+r_g): with X = r_g independent rows of A, sigma_r(A) >= sigma_min(X) (interlacing), and sigma_min(X_a + E) >=
+sigma_min(X_a) (1 - |X_a^+ E|_2) >= sigma_min(X_a) (1 - |L_a^-1 E|_F) (L_a L_a^T = X_a X_a^T), so while
+REFINE_SAFETY |L^-1 (X_b - X_a)|_F < 1 from either end the rank stays >= r_g on the piece, under the same
+assumption as the Weyl test (A(t) - A(a) ~ s (A(b) - A(a)) on a piece, up to the factor REFINE_SAFETY; A is
+affine in q for these quadratic constraints). The bound is relative to sigma_min itself: on the six-body linkage
+(sigma_r / sigma_1 = 0.014) Weyl needs four inner SVD samples per step, the certificate none (0.17-0.53 per step
+against its limit 0.5 x 2). Near a crossing sigma_min(X_a) -> 0 makes |L^-1 E| grow without bound, so the pieces
+around it always go to the SVD monitor (the spatial double four-bar: tests/test_crossings_spatial.py).
+
 Dense models only (n < assembly.SPARSE_MIN_COORDINATES); larger models on the sparse path are watched by
 :mod:`.crossings_sparse` (a sparse factorisation per sample), other large ones report
 ``singular_crossings_monitored: false`` instead of an empty list that would claim none. Why not this monitor for
@@ -241,11 +255,13 @@ class CrossingMonitor:
         if self.cert is None or not self.cert.advance(q):
             self._uncertain(t0, q0, step.t, q)
 
-    def _restart_certificate(self, t, q) -> bool:
+    def _restart_certificate(self, t, q, sampled: bool = False) -> bool:
         """The certificate's rows at q: the independent rows of the pivoted QR of A, if as many as the generic
-        rank (an SVD sample here sets it); else no certificate until the next uncertain piece."""
+        rank (an SVD sample at q sets it, unless ``sampled`` already); else no certificate until the next
+        uncertain piece."""
         from ..fast.spatial_monitor import DirectorCertificate
-        self._sample(t, q)
+        if not sampled:
+            self._sample(t, q)
         rows = pivoted_qr(self._A(t, q), self.tol).independent_rows
         self.cert = None
         if len(rows) == self.generic and self.generic > 0:
@@ -265,7 +281,7 @@ class CrossingMonitor:
             lo, hi = s[max(k - 1, 0)], s[min(k + 1, len(s) - 1)]
             if x[1] < self._screen() and x[1] <= lo[1] and x[1] <= hi[1] and not _excluded(lo, x, hi):
                 self._locate(lo[0], hi[0])
-        self._restart_certificate(tb, qb)
+        self._restart_certificate(tb, qb, sampled=True)
 
     def certificate_counts(self) -> tuple[int, int]:
         """(pieces certified, pieces given to the SVD monitor) of the certificate since the last restart."""
