@@ -246,12 +246,8 @@ def tangent_error(y, err, weight, active, tab, tau, phi, G, X, Gc, ax, dx, out):
     for part in range(2):
         tangent[:] = err[part * n: (part + 1) * n]
         normal[:] = 0.0
-        for _ in range(2):
-            for a in range(X.shape[0]):
-                s = 0.0
-                for j in range(n):
-                    s += X[a, j] * tangent[j]
-                ax[a] = s
+        for _ in range(2):      # twice: the second pass removes the round-off the first left
+            ax[:] = np.dot(X, tangent)
             normal_solve(X, n, Gc, ax, False, dx)
             tangent -= dx
             normal += dx
