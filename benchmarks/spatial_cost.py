@@ -56,7 +56,7 @@ def kept_rows(path: str, cases) -> list[dict]:
         return []
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    return [r for r in rows if r["setting"].startswith("lagrange") != ("lagrange" not in cases)]
+    return [r for r in rows if r["setting"].startswith("lagrange") == ("lagrange" not in cases)]
 
 
 def main():

@@ -282,7 +282,3 @@ class CrossingMonitor:
             if x[1] < self._screen() and x[1] <= lo[1] and x[1] <= hi[1] and not _excluded(lo, x, hi):
                 self._locate(lo[0], hi[0])
         self._restart_certificate(tb, qb, sampled=True)
-
-    def certificate_counts(self) -> tuple[int, int]:
-        """(pieces certified, pieces given to the SVD monitor) of the certificate since the last restart."""
-        return tuple(self.cert.counts) if self.cert is not None else (0, 0)
