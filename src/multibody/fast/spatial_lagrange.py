@@ -69,21 +69,38 @@ class SpatialLagrangeRhs:
         self.A, self.ga = np.zeros((m, n + 1)), np.empty(m)
         self.B, self.S, self.lam = np.zeros((m, n)), np.zeros((m, m)), np.zeros(m)
         self.paths = [0, 0]
+        self.minv, self._rows = np.ascontiguousarray(np.diag(self.Minv)), (None, None)
 
     def __call__(self, t, y):
-        from .spatial_kernels import lagrange_rhs
         form = self.formulation
-        active = np.ascontiguousarray(form.active, dtype=np.int64)
-        r, out = len(active), np.empty(2 * self.table.n)
-        ok = lagrange_rhs(np.ascontiguousarray(y, dtype=float), active, *self.table.tab, self.Minv, self.diag, self.f,
-                          self.tau, self.phi, self.G, self.gamma, self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r],
-                          self.lam[:r], out)
-        if not ok:
+        if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
+            self._prepare(form.active)
+        if y.dtype != np.float64 or not y.flags.c_contiguous:
+            y = np.ascontiguousarray(y, dtype=np.float64)
+        out = np.empty(2 * self.table.n)
+        if not self._kernel(y, *self._args, out):
             self.paths[1] += 1
             q, v = form.split(t, y)
             return np.concatenate([v, form._solve(t, q, v)[1]])
         self.paths[0] += 1
         return out
+
+    def _prepare(self, active) -> None:
+        """The kernel and its arguments after y for these active rows (in reverse Cuthill-McKee order): the sparse
+        Schur product (spatial_step_kernels.schur_rhs) for a diagonal M, else spatial_kernels.lagrange_rhs."""
+        from .spatial_kernels import lagrange_rhs
+        from .spatial_step_kernels import rcm_rows, schur_rhs
+        rows = rcm_rows(self.table, active)
+        r, n = len(rows), self.table.n
+        self._rows = (active, rows)
+        if self.diag:
+            self._kernel = schur_rhs
+            self._args = (rows, *self.table.tab, self.minv, self.f, self.tau, self.phi, self.G, self.gamma,
+                          self.A[:r, :n], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r])
+        else:
+            self._kernel = lagrange_rhs
+            self._args = (rows, *self.table.tab, self.Minv, self.diag, self.f, self.tau, self.phi, self.G, self.gamma,
+                          self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r])
 
 
 def spatial_lagrange_rhs(formulation) -> SpatialLagrangeRhs | None:

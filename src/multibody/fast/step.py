@@ -95,6 +95,10 @@ class FastStep:
 
 
 def fast_step(formulation) -> FastStep | None:
-    """A :class:`FastStep` for a Lagrange formulation with a compiled right-hand side, else None."""
+    """A :class:`FastStep` for a Lagrange formulation with a compiled right-hand side (spatial models:
+    :class:`~.spatial_step.SpatialStep`), else None."""
     rhs = getattr(formulation, "fast_rhs", None)
-    return None if rhs is None or getattr(rhs, "spatial", False) else FastStep(formulation)   # spatial: reference
+    if rhs is not None and getattr(rhs, "spatial", False):
+        from .spatial_step import spatial_fast_step
+        return spatial_fast_step(formulation)
+    return None if rhs is None else FastStep(formulation)

@@ -35,4 +35,5 @@ class CompiledConstraints:
 
 def compiled_constraints(form) -> CompiledConstraints | None:
     """A :class:`CompiledConstraints` when the formulation has the compiled per-step path, else None."""
-    return CompiledConstraints(form) if getattr(form, "fast_step", None) is not None else None
+    step = getattr(form, "fast_step", None)    # spatial: the SpatialWorkspace is compiled already
+    return CompiledConstraints(form) if step is not None and not getattr(step, "spatial", False) else None

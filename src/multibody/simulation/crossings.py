@@ -19,6 +19,20 @@ A model whose A has full row rank at every configuration by its structure (an op
 and weld joints, proved once per model by analysis.structural_rank) has no singular configuration to cross:
 it is not sampled, and its empty list is complete (``singular_crossings_monitored: true``).
 
+Spatial director models evaluated from the packed constraint table (issue 16; fast.spatial) are watched piece by
+piece instead: a compiled certificate (:mod:`multibody.fast.spatial_monitor`) proves for each step, at the cost of
+one Cholesky factor per accepted state, that no rank drop fits between its end states, and only the steps it
+cannot certify get the SVD samples, refinement and location above (:meth:`CrossingMonitor._certified`). Why no
+crossing is missed (paper 000 Sect. 2.5: a singular configuration is where the rank of A drops below the generic
+r_g): with X = r_g independent rows of A, sigma_r(A) >= sigma_min(X) (interlacing), and sigma_min(X_a + E) >=
+sigma_min(X_a) (1 - |X_a^+ E|_2) >= sigma_min(X_a) (1 - |L_a^-1 E|_F) (L_a L_a^T = X_a X_a^T), so while
+REFINE_SAFETY |L^-1 (X_b - X_a)|_F < 1 from either end the rank stays >= r_g on the piece, under the same
+assumption as the Weyl test (A(t) - A(a) ~ s (A(b) - A(a)) on a piece, up to the factor REFINE_SAFETY; A is
+affine in q for these quadratic constraints). The bound is relative to sigma_min itself: on the six-body linkage
+(sigma_r / sigma_1 = 0.014) Weyl needs four inner SVD samples per step, the certificate none (0.17-0.53 per step
+against its limit 0.5 x 2). Near a crossing sigma_min(X_a) -> 0 makes |L^-1 E| grow without bound, so the pieces
+around it always go to the SVD monitor (the spatial double four-bar: tests/test_crossings_spatial.py).
+
 Dense models only (n < assembly.SPARSE_MIN_COORDINATES); larger models on the sparse path are watched by
 :mod:`.crossings_sparse` (a sparse factorisation per sample), other large ones report
 ``singular_crossings_monitored: false`` instead of an empty list that would claim none. Why not this monitor for
@@ -103,11 +117,15 @@ class CrossingMonitor:
     def restart(self, form) -> None:
         """Start on a (new) model: its generic rank from the current state, no samples."""
         self.form, model = form, form.model
-        self.certified = 0 < form.ws.m and full_row_rank_everywhere(model, form.ws)   # no crossing can exist
-        self.active = 0 < form.ws.m and model.n < SPARSE_MIN_COORDINATES and not self.certified
+        self.full_rank = 0 < form.ws.m and full_row_rank_everywhere(model, form.ws)   # no crossing can exist
+        self.active = 0 < form.ws.m and model.n < SPARSE_MIN_COORDINATES and not self.full_rank
         self.director = all(isinstance(g, QuadraticConstraints) for g in model.constraints)   # see _excluded
         self.samples, self.pieces, self.generic, self.examined = [], [], 0, -np.inf
         self.last = None            # (t, q, v) of the last accepted state
+        # spatial director models with the packed constraint table (issue 16): the compiled certificate of
+        # fast.spatial_monitor per step, the SVD samples only on the pieces it cannot certify (_certified)
+        self.table = getattr(form.ws, "table", None) if self.director and self.active else None
+        self.cert = None
 
     def _A(self, t, q):
         return self.form.ws.velocity_constraints(t, q, np.zeros_like(q))[1][: self.form.ws.m]
@@ -147,6 +165,9 @@ class CrossingMonitor:
             return
         q, v = self.form.split(step.t, y_end)
         dense = getattr(step, "dense", None)
+        if self.table is not None:
+            self._certified(step, q, v, dense)
+            return
         if self.last is None and dense is not None:      # the first step: its start as the first sample
             q0, v0 = self.form.split(step.t_old, dense(step.t_old))
             self.last = (step.t_old, q0, v0)
@@ -212,4 +233,58 @@ class CrossingMonitor:
 
     def summary(self) -> dict:
         return {"singular_crossings": sorted(self.crossings, key=lambda c: c["t"]),
-                "singular_crossings_monitored": bool(self.active or self.certified or self.crossings)}
+                "singular_crossings_monitored": bool(self.active or self.full_rank or self.crossings)}
+
+    # -- spatial director models: the certificate of fast.spatial_monitor (issue 16) ---------------------------
+
+    def _certified(self, step, q, v, dense) -> None:
+        """``accepted`` on a director model with the packed table. Each piece between accepted states is first
+        offered to the certificate (:class:`~multibody.fast.spatial_monitor.DirectorCertificate`: no rank drop
+        fits in it, by interlacing and a relative perturbation bound, in one compiled call per step instead of
+        ~5 SVDs); a piece it cannot certify gets the SVD monitor of the other models (:meth:`_uncertain`). No
+        crossing is missed: a certified piece provably keeps rank >= r_g (up to the curvature safety factor
+        REFINE_SAFETY that _refine's Weyl test uses too), and every other piece is sampled, refined and located
+        exactly as before."""
+        if self.last is None:
+            if dense is not None:       # the first step's start is the first state
+                q0, v0 = self.form.split(step.t_old, dense(step.t_old))
+                self.last = (step.t_old, q0, v0)
+                self._restart_certificate(step.t_old, q0)
+            else:                       # no start state (no dense output): start at the first step's end
+                self.last = (step.t, q, v)
+                self._restart_certificate(step.t, q)
+                return
+        t0, q0, v0 = self.last
+        older = [(a, b, None, *rest) for a, b, _, *rest in self.pieces[-1:]]
+        self.pieces = older + [(t0, step.t, dense, q0, v0, q, v)]
+        self.last = (step.t, q, v)
+        if self.cert is None or not self.cert.advance(q):
+            self._uncertain(t0, q0, step.t, q)
+
+    def _restart_certificate(self, t, q, sampled: bool = False) -> bool:
+        """The certificate's rows at q: the independent rows of the pivoted QR of A, if as many as the generic
+        rank (an SVD sample at q sets it, unless ``sampled`` already); else no certificate until the next
+        uncertain piece."""
+        from ..fast.spatial_monitor import DirectorCertificate
+        if not sampled:
+            self._sample(t, q)
+        rows = pivoted_qr(self._A(t, q), self.tol).independent_rows
+        self.cert = None
+        if len(rows) == self.generic and self.generic > 0:
+            self.cert = DirectorCertificate(self.table, rows, REFINE_SAFETY)
+            if not self.cert.start(q):
+                self.cert = None
+        return self.cert is not None
+
+    def _uncertain(self, ta, qa, tb, qb) -> None:
+        """The SVD monitor on one piece [ta, tb] the certificate left: samples at both ends and inside (_refine),
+        every local minimum below SCREEN located unless _excluded (the ends count as minima on their own
+        side: the pieces next to this one are certified or examined themselves). Then new rows at tb."""
+        s = [self._sample(ta, qa)]
+        b = self._sample(tb, qb)
+        s += self._refine(s[0], b) + [b]
+        for k, x in enumerate(s):
+            lo, hi = s[max(k - 1, 0)], s[min(k + 1, len(s) - 1)]
+            if x[1] < self._screen() and x[1] <= lo[1] and x[1] <= hi[1] and not _excluded(lo, x, hi):
+                self._locate(lo[0], hi[0])
+        self._restart_certificate(tb, qb, sampled=True)

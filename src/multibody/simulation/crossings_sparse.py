@@ -64,7 +64,7 @@ class SparseCrossingMonitor(CrossingMonitor):
 
     def restart(self, form) -> None:
         super().restart(form)
-        self.active, self.rho_max = 0 < form.ws.m and not self.certified, 0.0
+        self.active, self.rho_max = 0 < form.ws.m and not self.full_rank, 0.0
         self.generic = form.ws.m
 
     def _sample(self, t, q) -> tuple:
