@@ -139,3 +139,20 @@ def test_band_projection_and_filter_equal_the_reference(n_bars):
         err = rng.standard_normal(2 * n)
         assert step.tangent_error(t, y, err) is not None
         assert filter_diff(fast, ref, t, y, err) < ROUND_OFF
+
+
+def test_band_record_equals_the_sparse_reference():
+    """A stored state on the sparse path (simulation.recorder): accelerations and multipliers by the band Schur
+    solve (BandStep.record) against SuperLU (Lagrange.accelerations, the reference), M q'' + A^T lambda = f
+    (paper 000 eq. 3); the constraint violations against the Workspace's sparse evaluation."""
+    model = chain(60, 1.0)
+    fast, ref = Lagrange(model), Lagrange(model, fast=False)
+    assert fast.sparse and isinstance(fast.band_step, BandStep)
+    for y in random_states(model, np.random.default_rng(3), count=2, spread=0.01):
+        q, v = y[: model.n], y[model.n:]
+        vdot, lam, (phi, vel), A = fast.band_step.record(0.2, q, v)
+        want = ref.accelerations(0.2, q, v)
+        assert rel_diff(vdot, want.vdot) < ROUND_OFF and rel_diff(lam, want.multipliers) < ROUND_OFF
+        Phi, A_ref, Phi_t, _ = ref.ws.sparse_constraints(0.2, q, v)
+        assert phi == np.abs(Phi).max() and vel == np.abs(A_ref @ v + Phi_t).max()
+        assert abs(A - A_ref).max() == 0.0

@@ -119,6 +119,10 @@ class BandStep:
     :func:`.band_kernels.band_project` and :func:`.band_kernels.band_tangent_error`) with band minimum-norm solves;
     None where they decline (then the formulation's sparse reference runs)."""
 
+    #: what :meth:`record`'s multipliers are (the band Cholesky succeeded: S = A M^-1 A^T is nonsingular, A has
+    #: full row rank, the multipliers are unique; as the sparse reference, formulations.lagrange_sparse)
+    record_info = {"multipliers": "unique (sparse, full row rank)"}
+
     def __init__(self, formulation, rhs: SparseBandRhs):
         from . import band_kernels
         from .step_kernels import MIN_NORM_PIVOT_RATIO
@@ -130,6 +134,20 @@ class BandStep:
         self.control = (tol.position * formulation.model.length_scale, tol.max_iterations, tol.polish, self.tau)
         self.work = (np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros((m, p.w + 1)))
         self.shift, self.dshift, self.ddf, self.n = np.zeros(m), np.zeros(m), np.zeros(m), n
+        self.band, self.ws = rhs.band, formulation.ws
+
+    def record(self, t, q, v):
+        """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A (sparse)) at a stored state, as FastStep.record: the
+        band Schur solve of the right-hand side (M q'' + A^T lambda = f, paper 000 eq. 3), or None where it
+        declines (then the sparse reference, simulation.recorder)."""
+        self.pack.drive(t, self.shift, self.dshift, self.ddf)
+        out, ok = self.band(np.concatenate([q, v]), self.ddf)
+        if not ok:
+            return None
+        lam = self.band.work[6][self.pattern.iperm]
+        Phi, A, Phi_t, _ = self.ws.sparse_constraints(t, q, v)
+        violation = (np.max(np.abs(Phi), initial=0.0), np.max(np.abs(A @ v + Phi_t), initial=0.0))
+        return out[self.n:], lam, violation, A
 
     def project(self, t, y):
         """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None."""

@@ -164,13 +164,14 @@ class Recorder:
 
     def _outputs(self, t, q, v, sparse):
         """Accelerations, (max |Phi|, max |C v + b|) and C at a stored state: compiled when the
-        formulation can (Lagrange with multibody.fast: ``fast_step.record``), else the reference."""
+        formulation can (Lagrange with multibody.fast: ``fast_step.record``, or on the sparse path the band
+        solve ``band_step.record``), else the reference."""
         form, ws = self.form, self.form.ws
-        fast = getattr(form, "fast_step", None)
+        fast = getattr(form, "fast_step", None) or getattr(form, "band_step", None)
         out = fast.record(t, q, v) if fast is not None else None
         if out is not None:
             vdot, lam, violation, A = out
-            return Accelerations(vdot, lam, {"multipliers": "minimum-norm"}), violation, A
+            return Accelerations(vdot, lam, getattr(fast, "record_info", {"multipliers": "minimum-norm"})), violation, A
         acc = form.accelerations(t, q, v)
         Phi, A, Phi_t, _ = (ws.sparse_constraints if sparse else ws.velocity_constraints)(t, q, v)
         return acc, (np.max(np.abs(Phi), initial=0.0), np.max(np.abs(A @ v + Phi_t), initial=0.0)), A
