@@ -224,10 +224,12 @@ class Partitioning(CrossingWindow, PartitioningEquations):
         pass
 
     def _resume(self, t, q, v):
-        """[q, v_I] behind a singular window, v_I of the best coordinates by the projective criterion (eq. 23)."""
-        if self.part.independent:
-            best = self._criterion(t, q, self.ws.constraints(t, q, v)[1], self.part).best()
-            if sorted(best) != sorted(self.part.independent):
+        """[q, v_I] behind a singular window; the independent coordinates switched by the run's policy (the
+        projective criterion, eq. 23, with SwitchPolicy.ratio: as after any step)."""
+        if self.part.independent and self.switching.enabled:
+            crit = self._criterion(t, q, self.ws.constraints(t, q, v)[1], self.part)
+            best = crit.best()
+            if crit.quality(self.part.independent) < self.switching.ratio * crit.quality(best):
                 old = self.part.names(self.model)
                 self.part = Partition.from_independent(self.model.n, best, self.part.rows)
                 self.switches.append({"t": float(t), "old": old, "new": self.part.names(self.model)})
