@@ -218,6 +218,14 @@ class NullSpaceEquations(Formulation):
         self.tracker.accepted(t, x, self.split(t, y)[1], T)
         return y
 
+    def _accept_basis(self, t, x, v, pqr, w, T) -> None:
+        """Keep an accepted state's rank, R diagonal, w and T; note the jump of w; feed the singular tracker."""
+        prev = self._last
+        self._store(t, pqr, w, T)
+        self._note_jump(t, w, prev[3])
+        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
+        self.tracker.accepted(t, x, v, T)
+
     def _next_basis(self, T, A, pqr):
         """The basis at an accepted state: App. A from T (``flow``, or ``recompute`` under its guard), else the fresh
         QR's Q[:, r_g:] (``recompute``)."""
@@ -307,13 +315,10 @@ class NullSpace(CrossingWindow, NullSpaceEquations):
         """Rank, R's diagonal and T (as after a step: App. A, T <- X (X^T X)^(-1/2), X = (I - A_mu^+ A) T, or the fresh
         QR's for ``recompute``) at an accepted state inside the window, w = T^T v, the tracker; returns (T, w)."""
         A = self.ws.velocity_constraints(t, q, v)[1]
-        pqr, prev = self._qr(A), self._last
-        T = self._next_basis(prev[4], A, pqr) if self.f else prev[4]
+        pqr, T = self._qr(A), self._last[4]
+        T = self._next_basis(T, A, pqr) if self.f else T
         w = T.T @ v
-        self._store(t, pqr, w, T)
-        self._note_jump(t, w, prev[3])
-        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
-        self.tracker.accepted(t, q, v, T)
+        self._accept_basis(t, q, v, pqr, w, T)
         return T, w
 
     def _resume(self, t, q, v):

@@ -193,11 +193,7 @@ class ContinuationEquations(NullSpaceEquations):
         w = T.T @ v
         v = self._xdot(t, np.concatenate([x, w]), Chart(t, Q1, T, old.Omega))
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
-        prev = self._last
-        self._store(t, pqr, w, T)
-        self._note_jump(t, w, prev[3])
-        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
-        self.tracker.accepted(t, x, v, T)
+        self._accept_basis(t, x, v, pqr, w, T)
         return np.concatenate([x, w])
 
     def _continue_basis(self, old, h, Q1):
@@ -262,11 +258,7 @@ class ContinuationNullSpace(CrossingWindow, ContinuationEquations):
         T = self._continue_basis(old, t - old.t, Q1) if self.f else old.T
         w = T.T @ v
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))]
-        prev = self._last
-        self._store(t, pqr, w, T)
-        self._note_jump(t, w, prev[3])
-        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
-        self.tracker.accepted(t, q, v, T)
+        self._accept_basis(t, q, v, pqr, w, T)
         return w
 
     def _resume(self, t, q, v):
