@@ -31,6 +31,11 @@ GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 #: offset (fraction of the two-step bracket) of the configurations on both sides of a singular one
 #: whose tangent spaces, averaged, give the tangent of the branch through it (error ~ offset^2)
 BRANCH_OFFSET = 1e-3
+#: ... and at least as far as sigma_r / sigma_1 needs to reach eps^(1/3) (6e-6): a fresh QR's null space carries
+#: round-off ~eps / (sigma_r / sigma_1), the average's error ~offset^2, both ~eps^(2/3) there. Accepted steps of the
+#: singular window (formulations.crossing_window) come ~3e-7 s apart next to the crossing; 1e-3 of that put the
+#: two configurations at sigma_r / sigma_1 ~ 1e-10 and the continuing motion 1e-3 rad off
+BRANCH_RATIO = np.finfo(float).eps ** (1.0 / 3.0)
 
 
 def hermite(t, t0, x0, v0, t1, x1, v1):
@@ -97,7 +102,9 @@ class SingularTracker:
         pqr = pivoted_qr(f.ws.velocity_constraints(t_star, x, np.zeros_like(x))[1], f.rank_tol)
         if pqr.rank >= f.generic_rank:
             return
-        branch = self._branch_tangent(t_star, t_c - t_a)
+        (t0, *_, s0, b0), (t1, *_, s1, b1), (t2, *_, s2, b2) = self.history
+        rate = max(abs(s1 / b1 - s0 / b0) / (t1 - t0), abs(s2 / b2 - s1 / b1) / (t2 - t1))   # d(sigma_r/sigma_1)/dt
+        branch = self._branch_tangent(t_star, max(BRANCH_OFFSET * (t_c - t_a), BRANCH_RATIO / max(rate, 1e-300)))
         event = singular_event(t_star, x, pqr, self.history[0][3], f.generic_rank, f.model.coordinate_names, branch)
         if hasattr(f, "continued_basis"):      # the paper's identification from the continued basis itself (N3)
             C = np.asarray(singular_event(t_star, x, pqr, f.continued_basis(t_star), f.generic_rank, ())["continuing"])
@@ -106,11 +113,12 @@ class SingularTracker:
             event["basis_branch_angle"] = float(np.arccos(np.clip(np.min(cosines), -1.0, 1.0)))
         f.events.append(event)
 
-    def _branch_tangent(self, t_star, width):
-        """Projector T T^T averaged over t* -+ ``BRANCH_OFFSET`` * width (fresh QR, unique span there):
-        the tangent of the branch through the singular configuration to O(offset^2)."""
+    def _branch_tangent(self, t_star, offset):
+        """Projector T T^T averaged over t* -+ offset (``BRANCH_OFFSET`` of the bracket, at least where sigma_r / sigma_1
+        reaches ``BRANCH_RATIO``; fresh QR, unique span there): the tangent of the branch through the singular
+        configuration to O(offset^2)."""
         f, P = self.form, 0.0
-        for t in (t_star - BRANCH_OFFSET * width, t_star + BRANCH_OFFSET * width):
+        for t in (t_star - offset, t_star + offset):
             x = self._position(t)
             T = pivoted_qr(f.ws.velocity_constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
             P = P + T @ T.T / 2
