@@ -31,11 +31,14 @@ GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 #: offset (fraction of the two-step bracket) of the configurations on both sides of a singular one
 #: whose tangent spaces, averaged, give the tangent of the branch through it (error ~ offset^2)
 BRANCH_OFFSET = 1e-3
-#: ... and at least as far as sigma_r / sigma_1 needs to reach eps^(1/3) (6e-6): a fresh QR's null space carries
-#: round-off ~eps / (sigma_r / sigma_1), the average's error ~offset^2, both ~eps^(2/3) there. Accepted steps of the
-#: singular window (formulations.crossing_window) come ~3e-7 s apart next to the crossing; 1e-3 of that put the
-#: two configurations at sigma_r / sigma_1 ~ 1e-10 and the continuing motion 1e-3 rad off
-BRANCH_RATIO = np.finfo(float).eps ** (1.0 / 3.0)
+#: ... or rather where sigma_r / sigma_1 reaches BRANCH_RATIO, when the samples give its rate, with Richardson's
+#: extrapolation of the averages at offset and 2 offset (error O(offset^4)). Why: the configurations next to the
+#: crossing are fixed by the constraints only to ~eps / (sigma_r / sigma_1) across the branch, which tilts their
+#: tangent spaces; the plain average's O(offset^2) from the branch's curvature put the continuing motion 1e-8 to 6e-8
+#: rad off at 1e-3 of a 0.02 s bracket. Accepted steps of the singular window (formulations.crossing_window) come
+#: ~3e-7 s apart next to the crossing; 1e-3 of that put the two configurations at sigma_r / sigma_1 ~ 1e-10 and
+#: the continuing motion 1e-3 rad off
+BRANCH_RATIO = 1e-4
 
 
 def hermite(t, t0, x0, v0, t1, x1, v1):
@@ -104,7 +107,8 @@ class SingularTracker:
             return
         (t0, *_, s0, b0), (t1, *_, s1, b1), (t2, *_, s2, b2) = self.history
         rate = max(abs(s1 / b1 - s0 / b0) / (t1 - t0), abs(s2 / b2 - s1 / b1) / (t2 - t1))   # d(sigma_r/sigma_1)/dt
-        branch = self._branch_tangent(t_star, max(BRANCH_OFFSET * (t_c - t_a), BRANCH_RATIO / max(rate, 1e-300)))
+        offset = BRANCH_RATIO / rate if np.isfinite(BRANCH_RATIO / rate) else BRANCH_OFFSET * (t_c - t_a)
+        branch = self._branch_tangent(t_star, offset)
         event = singular_event(t_star, x, pqr, self.history[0][3], f.generic_rank, f.model.coordinate_names, branch)
         if hasattr(f, "continued_basis"):      # the paper's identification from the continued basis itself (N3)
             C = np.asarray(singular_event(t_star, x, pqr, f.continued_basis(t_star), f.generic_rank, ())["continuing"])
@@ -114,15 +118,16 @@ class SingularTracker:
         f.events.append(event)
 
     def _branch_tangent(self, t_star, offset):
-        """Projector T T^T averaged over t* -+ offset (``BRANCH_OFFSET`` of the bracket, at least where sigma_r / sigma_1
-        reaches ``BRANCH_RATIO``; fresh QR, unique span there): the tangent of the branch through the singular
-        configuration to O(offset^2)."""
-        f, P = self.form, 0.0
-        for t in (t_star - offset, t_star + offset):
-            x = self._position(t)
-            T = pivoted_qr(f.ws.velocity_constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
-            P = P + T @ T.T / 2
-        return P
+        """Projectors T T^T averaged over t* -+ offset and t* -+ 2 offset (fresh QR, unique span there), extrapolated to
+        offset 0 (Richardson): the tangent of the branch through the singular configuration to O(offset^4)."""
+        f, P = self.form, []
+        for d in (offset, 2 * offset):
+            P.append(0.0)
+            for t in (t_star - d, t_star + d):
+                x = self._position(t)
+                T = pivoted_qr(f.ws.velocity_constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
+                P[-1] = P[-1] + T @ T.T / 2
+        return (4 * P[0] - P[1]) / 3          # Richardson: the O(offset^2) of the averages cancels
 
 
 def singular_event(t, x, pqr, T_before, generic_rank, names, branch=None) -> dict:
