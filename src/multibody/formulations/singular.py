@@ -11,13 +11,14 @@ locates it: golden-section search over the two steps around it on
 the projection by minimum-norm Gauss-Newton (eqs 12-13). There the pivoted QR decides the rank with
 the run's RankTolerance; if it is below r_g an event is recorded: the admissible motions N (the null
 space Q[:, rank:]), the continuing motion C (the f directions of span(N) closest to the tangent space
-of the branch, i.e. the average of the tangent spaces just before and after, oriented like the basis
+of the branch, i.e. the tangent spaces just before and after averaged and extrapolated to the crossing
+(Richardson, ``BRANCH_RATIO``), oriented like the basis
 before the singularity so that it is in continuity with it) and the new motions, the orthonormal
 complement of C in span(N) (orthogonal to the continuing one by construction). With ``--basis
 continuation`` the event also carries the paper's identification, the directions of span(N) nearest to the
 continued basis T(t*) of eq. 22 (``continuing_from_basis``), and its largest principal angle to C
 (``basis_branch_angle``; measured 4e-7 to 9e-3 rad on the double, triple and 2x2 four-bars at rtol 1e-6 and
-1e-9: eq. 22 freezes Omega over a step, an O(h^2) error, while the averaged tangent spaces are O(offset^2)).
+1e-9: eq. 22 freezes Omega over a step, an O(h^2) error, while the extrapolated tangent spaces are O(offset^4)).
 """
 from __future__ import annotations
 
