@@ -32,13 +32,15 @@ def test_double_four_bar_crossings_every_formulation(formulation, integrator, ex
     there: 1e-6 s is a tenfold margin), with the rank of paper 000 Sect. 3.2 (12 of 14). DOP853 computes the
     extra stages of its continuous extension lazily: for the formulations whose equations change after each
     step (the continued basis, a coordinate switch) they are completed before that (2 of 10 were found). The
-    dop853 runs are compared within 1e-4 s: their global crank-angle error at this rtol reaches 7e-5 rad
-    (partitioning; measured against theta'' = -k cos theta), so their crossings are that far off too."""
+    dop853 runs and partitioning are compared within 1e-4 s: their global crank-angle error at this rtol reaches
+    7e-5 rad (partitioning, dop853) and 1.8e-5 rad (partitioning, dopri5, whose dependent velocities are not
+    error-controlled; measured against theta'' = -k cos theta), so their crossings are that far off too."""
     r = simulate(MODELS["double-four-bar"].factory(), t_end=10.0, formulation=formulation,
                  options=RunOptions(integrator=integrator, rtol=1e-8, atol=1e-10))
     c = r.summary["singular_crossings"]
     assert len(exact) == 10 and len(c) == 10
-    np.testing.assert_allclose([x["t"] for x in c], exact, atol=1e-6 if integrator == "dopri5" else 1e-4)
+    loose = integrator == "dop853" or formulation == "partitioning"
+    np.testing.assert_allclose([x["t"] for x in c], exact, atol=1e-4 if loose else 1e-6)
     assert {(x["rank"], x["generic_rank"], x["rank_drop"]) for x in c} == {(12, 14, 2)}
 
 

@@ -57,6 +57,7 @@ from ..fast.lapack import fast_pivoted_qr
 from ..fast.nullspace import fast_nullspace_rhs
 from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
+from .crossing_window import CrossingWindow
 from .singular import SingularTracker
 
 BASES = ("continuation", "flow", "recompute")
@@ -77,8 +78,8 @@ NULLSPACE_REGULARIZATION = Regularization(rel=1e-7)
 PFAFFIAN_RATE_STEP = 1e-5
 
 
-class NullSpace(Formulation):
-    """``--formulation nullspace``: Maggi-Kane equations in a QR tangent basis (module docstring)."""
+class NullSpaceEquations(Formulation):
+    """Maggi-Kane equations in a QR tangent basis (module docstring); :class:`NullSpace` adds the singular window."""
 
     name = "nullspace"
     supports_nonholonomic = True     # A below is C = [Phi_q; Psi] (paper 003 eq. 5); x projected on Phi only
@@ -207,10 +208,7 @@ class NullSpace(Formulation):
         x = self._project(t, x)                                                         # eqs 12-13
         A = self.ws.velocity_constraints(t, x, v_before)[1]
         pqr = self._qr(A)
-        if self.basis == "flow" or pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
-            T_new = smooth_reorthogonalize(T, A, self.reg)                              # App. A
-        else:
-            T_new = pqr.Q[:, self.generic_rank:]
+        T_new = self._next_basis(T, A, pqr)
         w, T = T_new.T @ (T @ w), T_new     # the same physical velocity, in the new basis (its tangent part)
         prev = self._last
         self._store(t, pqr, w, T)
@@ -219,6 +217,21 @@ class NullSpace(Formulation):
         y = np.concatenate([x, w, T.ravel()])
         self.tracker.accepted(t, x, self.split(t, y)[1], T)
         return y
+
+    def _accept_basis(self, t, x, v, pqr, w, T) -> None:
+        """Keep an accepted state's rank, R diagonal, w and T; note the jump of w; feed the singular tracker."""
+        prev = self._last
+        self._store(t, pqr, w, T)
+        self._note_jump(t, w, prev[3])
+        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
+        self.tracker.accepted(t, x, v, T)
+
+    def _next_basis(self, T, A, pqr):
+        """The basis at an accepted state: App. A from T (``flow``, or ``recompute`` under its guard), else the fresh
+        QR's Q[:, r_g:] (``recompute``)."""
+        if self.basis == "flow" or pqr.R_diag[self.generic_rank - 1] < self.recompute_guard * pqr.R_diag[0]:
+            return smooth_reorthogonalize(T, A, self.reg)                              # App. A
+        return pqr.Q[:, self.generic_rank:]
 
     def _qr(self, A):
         """pivoted_qr(A, rank_tol) (eq. 23), by direct LAPACK calls on the compiled path (the same numbers)."""
@@ -286,6 +299,31 @@ class NullSpace(Formulation):
             "singular_events": [{k2: e[k2] for k2 in ("t", "rank", "continuing", "new")}
                                 for e in self.events],
         }
+
+
+class NullSpace(CrossingWindow, NullSpaceEquations):
+    """``--formulation nullspace --basis flow|recompute``: the equations of the module docstring with the singular
+    window of :mod:`.crossing_window`: near a singular configuration, where A^+ gamma and A^+ A' T carry round-off
+    ~eps / sigma_r^2, the lagrange equations carry [q, v] while the basis is continued by App. A at every accepted
+    state (the singular events keep their continuing motion); behind it the run resumes with w = T^T v."""
+
+    def _layout(self, t, q, v):
+        T = self._last[4]
+        return np.concatenate([q, T.T @ v, T.ravel()])
+
+    def _window_step(self, t, q, v):
+        """Rank, R's diagonal and T (as after a step: App. A, T <- X (X^T X)^(-1/2), X = (I - A_mu^+ A) T, or the fresh
+        QR's for ``recompute``) at an accepted state inside the window, w = T^T v, the tracker; returns (T, w)."""
+        A = self.ws.velocity_constraints(t, q, v)[1]
+        pqr, T = self._qr(A), self._last[4]
+        T = self._next_basis(T, A, pqr) if self.f else T
+        w = T.T @ v
+        self._accept_basis(t, q, v, pqr, w, T)
+        return T, w
+
+    def _resume(self, t, q, v):
+        T, w = self._window_step(t, q, v)
+        return np.concatenate([q, w, T.ravel()])
 
 
 def _dense_note(model) -> str | None:

@@ -37,7 +37,8 @@ from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_s
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
-from .nullspace import PFAFFIAN_RATE_STEP, NullSpace
+from .crossing_window import CrossingWindow
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ class Chart:
     Omega: np.ndarray
 
 
-class ContinuationNullSpace(NullSpace):
-    """``--formulation nullspace --basis continuation`` (module docstring)."""
+class ContinuationEquations(NullSpaceEquations):
+    """The continued-chart equations (module docstring); :class:`ContinuationNullSpace` adds the singular window."""
 
     def __init__(self, model, **options):
         super().__init__(model, basis="flow", **options)
@@ -192,11 +193,7 @@ class ContinuationNullSpace(NullSpace):
         w = T.T @ v
         v = self._xdot(t, np.concatenate([x, w]), Chart(t, Q1, T, old.Omega))
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
-        prev = self._last
-        self._store(t, pqr, w, T)
-        self._note_jump(t, w, prev[3])
-        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
-        self.tracker.accepted(t, x, v, T)
+        self._accept_basis(t, x, v, pqr, w, T)
         return np.concatenate([x, w])
 
     def _continue_basis(self, old, h, Q1):
@@ -244,7 +241,31 @@ class ContinuationNullSpace(NullSpace):
         return out
 
 
-def nullspace(model, *, basis: str = "continuation", **options) -> NullSpace:
+class ContinuationNullSpace(CrossingWindow, ContinuationEquations):
+    """``--formulation nullspace --basis continuation`` (module docstring) with the singular window of
+    :mod:`.crossing_window`: inside it the lagrange equations carry [q, v] and the chart is continued by eq. 22 and
+    App. A at every accepted state; behind it the run resumes in the newest chart with w = T^T v."""
+
+    def _layout(self, t, q, v):
+        return np.concatenate([q, self._chart_at(t).T.T @ v])
+
+    def _window_step(self, t, q, v):
+        """The chart at an accepted state inside the window (eq. 22, App. A; Omega of eqs 19-20), w = T^T v, rank,
+        R's diagonal and the singular tracker, as in ``after_step``; returns w."""
+        old, r = self._chart, self.generic_rank
+        pqr = self._qr(self.ws.velocity_constraints(t, q, v)[1])
+        Q1 = pqr.Q[:, :r]
+        T = self._continue_basis(old, t - old.t, Q1) if self.f else old.T
+        w = T.T @ v
+        self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))]
+        self._accept_basis(t, q, v, pqr, w, T)
+        return w
+
+    def _resume(self, t, q, v):
+        return np.concatenate([q, self._window_step(t, q, v)])
+
+
+def nullspace(model, *, basis: str = "continuation", **options) -> NullSpaceEquations:
     """The nullspace formulation with the named tangent basis: ``continuation`` (eq. 22, this module), ``flow``
     (T' = -A^+ A' T integrated with the step) or ``recompute`` (a fresh QR at every step, eqs 8, 25, 28)."""
     if basis == "continuation":

@@ -47,6 +47,7 @@ from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
 from ..linalg.rank import RankTolerance, min_norm_solve
 from .base import Accelerations, Formulation
+from .crossing_window import CrossingWindow
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,8 @@ class SwitchPolicy:
             raise MultibodyError(f"unknown criterion metric '{self.metric}' (mass or geometry).")
 
 
-class Partitioning(Formulation):
-    """``--formulation partitioning``: see the module docstring.
+class PartitioningEquations(Formulation):
+    """Paper 001's equations in [q, v_I] (the module docstring); :class:`Partitioning` adds the singular window.
 
     independent: initial independent coordinates (names or indices); default: the best set by the
     criterion at the initial state."""
@@ -209,3 +210,40 @@ class Partitioning(Formulation):
         return {"coordinate_switches": list(self.switches), "independent_initial": self.initial_set,
                 "independent_final": self.part.names(self.model) if self.part else [],
                 "switching_ratio": self.switching.ratio, "criterion_metric": self.switching.metric}
+
+
+class Partitioning(CrossingWindow, PartitioningEquations):
+    """``--formulation partitioning``: paper 001's equations (the module docstring) with the singular window of
+    :mod:`.crossing_window`: near a singular configuration, where every dependent block C_D is singular, the
+    lagrange equations carry [q, v]; behind it the best coordinates by the criterion take over."""
+
+    def _layout(self, t, q, v):
+        return np.concatenate([q, v[list(self.part.independent)]])
+
+    def _window_step(self, t, q, v):
+        pass
+
+    def _resume(self, t, q, v):
+        """[q, v_I] behind a singular window; the independent coordinates switched by the run's policy (the
+        projective criterion, eq. 23, with SwitchPolicy.ratio: as after any step)."""
+        if self.part.independent and self.switching.enabled:
+            crit = self._criterion(t, q, self.ws.constraints(t, q, v)[1], self.part)
+            best = crit.best()
+            if crit.quality(self.part.independent) < self.switching.ratio * crit.quality(best):
+                old = self.part.names(self.model)
+                self.part = Partition.from_independent(self.model.n, best, self.part.rows)
+                self.switches.append({"t": float(t), "old": old, "new": self.part.names(self.model)})
+        return self._layout(t, q, v)
+
+    def channels(self, t, y):
+        """As outside; inside the window next to the singular configuration, where C M^-1 C^T of the criterion is
+        singular (no partition is admissible there), cos^2 alpha is NaN."""
+        try:
+            return super().channels(t, y)
+        except MultibodyError:
+            if not self._windowed(y):
+                raise
+        n, names = self.model.n, self.model.coordinate_names
+        flags = np.zeros(n)
+        flags[list(self.part.independent)] = 1.0
+        return {"cos2_alpha": (np.full(n, np.nan), names), "independent": (flags, names)}

@@ -11,13 +11,14 @@ locates it: golden-section search over the two steps around it on
 the projection by minimum-norm Gauss-Newton (eqs 12-13). There the pivoted QR decides the rank with
 the run's RankTolerance; if it is below r_g an event is recorded: the admissible motions N (the null
 space Q[:, rank:]), the continuing motion C (the f directions of span(N) closest to the tangent space
-of the branch, i.e. the average of the tangent spaces just before and after, oriented like the basis
+of the branch, i.e. the tangent spaces just before and after averaged and extrapolated to the crossing
+(Richardson, ``BRANCH_RATIO``), oriented like the basis
 before the singularity so that it is in continuity with it) and the new motions, the orthonormal
 complement of C in span(N) (orthogonal to the continuing one by construction). With ``--basis
 continuation`` the event also carries the paper's identification, the directions of span(N) nearest to the
 continued basis T(t*) of eq. 22 (``continuing_from_basis``), and its largest principal angle to C
 (``basis_branch_angle``; measured 4e-7 to 9e-3 rad on the double, triple and 2x2 four-bars at rtol 1e-6 and
-1e-9: eq. 22 freezes Omega over a step, an O(h^2) error, while the averaged tangent spaces are O(offset^2)).
+1e-9: eq. 22 freezes Omega over a step, an O(h^2) error, while the extrapolated tangent spaces are O(offset^4)).
 """
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 #: offset (fraction of the two-step bracket) of the configurations on both sides of a singular one
 #: whose tangent spaces, averaged, give the tangent of the branch through it (error ~ offset^2)
 BRANCH_OFFSET = 1e-3
+#: ... or rather where sigma_r / sigma_1 reaches BRANCH_RATIO, when the samples give its rate, with Richardson's
+#: extrapolation of the averages at offset and 2 offset (error O(offset^4)). Why: the configurations next to the
+#: crossing are fixed by the constraints only to ~eps / (sigma_r / sigma_1) across the branch, which tilts their
+#: tangent spaces; the plain average's O(offset^2) from the branch's curvature put the continuing motion 1e-8 to 6e-8
+#: rad off at 1e-3 of a 0.02 s bracket. Accepted steps of the singular window (formulations.crossing_window) come
+#: ~3e-7 s apart next to the crossing; 1e-3 of that put the two configurations at sigma_r / sigma_1 ~ 1e-10 and
+#: the continuing motion 1e-3 rad off
+BRANCH_RATIO = 1e-4
 
 
 def hermite(t, t0, x0, v0, t1, x1, v1):
@@ -97,7 +106,10 @@ class SingularTracker:
         pqr = pivoted_qr(f.ws.velocity_constraints(t_star, x, np.zeros_like(x))[1], f.rank_tol)
         if pqr.rank >= f.generic_rank:
             return
-        branch = self._branch_tangent(t_star, t_c - t_a)
+        (t0, *_, s0, b0), (t1, *_, s1, b1), (t2, *_, s2, b2) = self.history
+        rate = max(abs(s1 / b1 - s0 / b0) / (t1 - t0), abs(s2 / b2 - s1 / b1) / (t2 - t1))   # d(sigma_r/sigma_1)/dt
+        offset = BRANCH_RATIO / rate if np.isfinite(BRANCH_RATIO / rate) else BRANCH_OFFSET * (t_c - t_a)
+        branch = self._branch_tangent(t_star, offset)
         event = singular_event(t_star, x, pqr, self.history[0][3], f.generic_rank, f.model.coordinate_names, branch)
         if hasattr(f, "continued_basis"):      # the paper's identification from the continued basis itself (N3)
             C = np.asarray(singular_event(t_star, x, pqr, f.continued_basis(t_star), f.generic_rank, ())["continuing"])
@@ -106,15 +118,17 @@ class SingularTracker:
             event["basis_branch_angle"] = float(np.arccos(np.clip(np.min(cosines), -1.0, 1.0)))
         f.events.append(event)
 
-    def _branch_tangent(self, t_star, width):
-        """Projector T T^T averaged over t* -+ ``BRANCH_OFFSET`` * width (fresh QR, unique span there):
-        the tangent of the branch through the singular configuration to O(offset^2)."""
-        f, P = self.form, 0.0
-        for t in (t_star - BRANCH_OFFSET * width, t_star + BRANCH_OFFSET * width):
-            x = self._position(t)
-            T = pivoted_qr(f.ws.velocity_constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
-            P = P + T @ T.T / 2
-        return P
+    def _branch_tangent(self, t_star, offset):
+        """Projectors T T^T averaged over t* -+ offset and t* -+ 2 offset (fresh QR, unique span there), extrapolated to
+        offset 0 (Richardson): the tangent of the branch through the singular configuration to O(offset^4)."""
+        f, P = self.form, []
+        for d in (offset, 2 * offset):
+            P.append(0.0)
+            for t in (t_star - d, t_star + d):
+                x = self._position(t)
+                T = pivoted_qr(f.ws.velocity_constraints(t, x, np.zeros_like(x))[1], f.rank_tol).Q[:, f.generic_rank:]
+                P[-1] = P[-1] + T @ T.T / 2
+        return (4 * P[0] - P[1]) / 3          # Richardson: the O(offset^2) of the averages cancels
 
 
 def singular_event(t, x, pqr, T_before, generic_rank, names, branch=None) -> dict:

@@ -326,11 +326,15 @@ class RungeKutta:
         """Continue from a state changed by the caller (projection, impact, event).
 
         Recomputes the first stage ``f(t, y)`` (one evaluation); keeps the step size.
-        ``y`` (N,) is copied; ``t`` must lie between the current start and t_bound.
+        ``y`` (N,) is copied; it may have another length N' when atol is a scalar (a formulation that changes
+        its state's layout, formulations.crossing_window); ``t`` must lie between the current start and t_bound.
         """
         t, y = float(t), np.array(y, dtype=float)
         if y.shape != self.y.shape:
-            raise ValueError(f"y must have shape {self.y.shape}, got {y.shape}")
+            if y.ndim != 1 or np.ndim(self.atol):
+                raise ValueError(f"y must have shape {self.y.shape}, got {y.shape} (another length only with a "
+                                 "scalar atol)")
+            self._K = np.empty((self.tableau.n_base, y.size))     # the caller changed the state's layout
         if self.direction * (self.t_bound - t) < 0:
             raise ValueError(f"t={t!r} lies beyond t_bound={self.t_bound!r}")
         self._K[0] = self._evaluate(t, y)

@@ -74,10 +74,17 @@ class StepWatch:
         self.turn, self.t_turn = 0.0, t_start
         self.tols, self.t_tols = 0.0, t_start
         self.crossings = crossing_monitor(form)
+        self._tell(form)
+
+    def _tell(self, form) -> None:
+        """Give the run's tolerances to a formulation with a singular window (formulations.crossing_window)."""
+        if hasattr(form, "set_tolerance"):
+            form.set_tolerance(self.rtol, self.atol)
 
     def restart(self, form) -> None:
         """Watch a new formulation (after an event changed the model)."""
         self.form = form
+        self._tell(form)
         self.crossings.restart(form)
 
     def accepted(self, step, y_new=None, at_stop: bool = False, before=None) -> None:

@@ -1,0 +1,179 @@
+"""The singular window (issue 12): formulations that rebuild the velocity through a block that is singular at a
+singular configuration hand the motion near it to the lagrange equations, which are smooth through it.
+
+Why. ``partitioning`` rebuilds v = D^T v_I + [0; eta] through the dependent block C_D (paper 001 eqs 7, 9-14) and
+``nullspace`` carries T and w with T' = -A^+ A' T, beta'' = A^+ gamma (paper 000 eqs 9-11, 15-22). Where the
+Jacobian A loses rank every dependent block and A^+ are singular: near the crossing, at a relative distance
+rho = sigma_r / sigma_1 (r the generic rank), a round-off change eps of q moves the rebuilt velocity by ~eps / rho
+and the acceleration by ~eps / rho^2 (measured on the double four-bar: 3.3e-16 / theta and 1.4e-16 / theta^2 at
+crank angle theta). The local error of a step of length h there carries h eps / rho^2 that no step size removes,
+so at rtol 1e-12 every step that landed within rho ~ 2e-4 was rejected until the step collapsed, or the
+after-step action corrected more than the tolerance. The motion itself is smooth through the crossing (the
+exact reduction theta'' = -k cos theta of the four-bar chains); only the representation [q, v_I] or [x, w, T]
+is not: at the crossing v_I does not determine v (paper 000 Sect. 3: two branches share q).
+
+What. The relative round-off of the rebuilt acceleration, eps / rho^2, stays below the run's rtol where rho >=
+sqrt(eps / rtol). :func:`window_ratio` opens the window at WINDOW_FACTOR times that. After every accepted step
+:class:`CrossingWindow` samples rho (one SVD of A); when rho, or its linear extrapolation over one more step of
+the same length, falls below the window, the state becomes y = [q, v] (the physical state, unchanged) and the
+steps are those of :class:`~multibody.formulations.lagrange.Lagrange`: Gauss's principle with the penalty
+(s_i / mu)^8 and the pinned projection (linalg.rank.pinned_solve), which keep the branch through the crossing by
+construction (docs/guide/singular.md), with the local error measured whole (:meth:`CrossingWindow._window_error`). The formulation's own bookkeeping goes on inside the window (nullspace:
+the tangent basis continued by App. A at every step, so the singular events keep their continuing motion).
+Behind the crossing, once rho exceeds EXIT_FACTOR times the window and grows, the formulation resumes from the
+physical state (q, v): partitioning with the best coordinates of the projective criterion (paper 001 eq. 23),
+nullspace with the continued basis (w = T^T v). Entering and leaving change no number of the physical state
+(the step watch checks that: simulation.step_watch.branch_move).
+
+The stepper continues on the new state with its step size (integrate.explicit.RungeKutta.reset takes a state of
+another length). The layout tells the mode: a window state has 2 n entries; [q, v_I] has n + f, [x, w, T]
+n + f + n f and [x, w] n + f, never 2 n for m > 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..linalg.rank import RankTolerance
+
+#: the window opens at WINDOW_FACTOR sqrt(eps / rtol): there the relative round-off eps / rho^2 of the rebuilt
+#: acceleration is rtol / WINDOW_FACTOR^2 (1/16 of the tolerance; the measured constant 1.4e-16 / theta^2 is below
+#: eps / theta^2, and rho ~ theta on the double four-bar)
+WINDOW_FACTOR = 4.0
+#: the window closes behind the crossing where rho > EXIT_FACTOR times the window (and grows): a hysteresis, so
+#: that a run does not enter and leave at every step
+EXIT_FACTOR = 2.0
+#: the window never opens wider than this (the crossing monitor's screen, simulation.crossings.SCREEN)
+WINDOW_MAX = 0.2
+#: rtol assumed until the run tells the formulation its own (:meth:`CrossingWindow.set_tolerance`)
+DEFAULT_RTOL = 1e-6
+
+
+def window_ratio(rtol: float) -> float:
+    """sigma_r / sigma_1 below which the lagrange equations carry the motion: WINDOW_FACTOR sqrt(eps / rtol)
+    (capped at WINDOW_MAX); 6e-2 at rtol 1e-12, 6e-5 at 1e-6."""
+    return float(min(WINDOW_MAX, WINDOW_FACTOR * np.sqrt(np.finfo(float).eps / max(rtol, 1e-300))))
+
+
+class CrossingWindow:
+    """Mixin (first base) of a formulation whose own state rebuilds the velocity through a block singular at a
+    singular configuration. The formulation provides ``_layout(t, q, v) -> y`` (its state at a consistent
+    physical state, no side effects), ``_window_step(t, q, v)`` (its bookkeeping at an accepted state inside the
+    window) and ``_resume(t, q, v) -> y`` (its state behind the window)."""
+
+    _own_error_filter = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.window = window_ratio(DEFAULT_RTOL)
+        self.windows: list[dict] = []
+        self._lagrange = None
+        self._in_window, self._ratio_prev, self._generic = False, None, 0
+
+    # ------------------------------------------------------------------ mode
+    def set_tolerance(self, rtol: float, atol: float) -> None:
+        """The run's tolerances (simulation.step_watch.StepWatch): they size the window."""
+        self.window = window_ratio(rtol)
+
+    def _windowed(self, y) -> bool:
+        return np.shape(y)[0] == 2 * self.model.n
+
+    @property
+    def lagrange(self):
+        """The lagrange formulation that carries the motion inside a window (made at the first one)."""
+        if self._lagrange is None:
+            from .lagrange import Lagrange
+            self._lagrange = Lagrange(self.model)
+        return self._lagrange
+
+    @property
+    def error_filter(self):
+        return self._window_error
+
+    @error_filter.setter
+    def error_filter(self, fun):
+        self._own_error_filter = fun
+
+    def _window_error(self, t, y, err):
+        """The local error the step control measures: the formulation's own filter outside the window; inside it the
+        whole error, normal components included (not lagrange's NORMAL_ERROR_WEIGHT): the projection after each
+        window step then corrects no more than the control admitted, so the step watch's action test
+        (simulation.step_watch.ACTION_TOLERANCES) sees an admitted error, not a measured margin. With lagrange's
+        weight the 2x2 four-bar (dop853, rtol 1e-12) corrected 1.7e5 tolerances inside a window; measured whole,
+        at most 9.2e2 (the double, modified double and 2x2 four-bars, dopri5 and dop853, 2 s)."""
+        if self._windowed(y):
+            return err
+        fun = self._own_error_filter
+        return err if fun is None else fun(t, y, err)
+
+    # ------------------------------------------------------------------ the contract, dispatched on the layout
+    def rhs(self, t, y):
+        if self._windowed(y):
+            self.nfev += 1
+            return self.lagrange.rhs(t, y)
+        return super().rhs(t, y)
+
+    def split(self, t, y):
+        if self._windowed(y):
+            n = self.model.n
+            return y[:n], y[n:]
+        return super().split(t, y)
+
+    def accelerations(self, t, q, v):
+        if self._in_window:
+            return self.lagrange.accelerations(t, q, v)
+        return super().accelerations(t, q, v)
+
+    def channels(self, t, y):
+        if self._windowed(y):
+            y = self._layout(t, *self.split(t, y))
+        return super().channels(t, y)
+
+    def summary(self):
+        return {**super().summary(), "singular_window_ratio": self.window,
+                "singular_windows": [dict(w) for w in self.windows]}
+
+    # ------------------------------------------------------------------ after a step
+    def after_step(self, t, y):
+        if self._windowed(y):
+            return self._inside(t, y)
+        y_new = super().after_step(t, y)
+        y_end = y if y_new is None else y_new
+        ratio = self._ratio(t, y_end[:self.model.n])
+        prev, self._ratio_prev = self._ratio_prev, ratio
+        ahead = ratio if prev is None else 2 * ratio - prev       # rho one more step of the same length ahead
+        if min(ratio, ahead) >= self.window:
+            return y_new
+        q, v = self.split(t, y_end)
+        self._in_window = True
+        self.lagrange.initial_state(t, q, v)
+        self.windows.append({"t_enter": float(t), "t_exit": None, "min_ratio": float(ratio)})
+        return np.concatenate([q, v])
+
+    def _inside(self, t, y):
+        """After a step inside the window: lagrange's projection, then leave if rho has passed its minimum and
+        exceeds EXIT_FACTOR times the window."""
+        y_new = self.lagrange.after_step(t, y)
+        y_end = y if y_new is None else y_new
+        q, v = self.split(t, y_end)
+        ratio = self._ratio(t, q)
+        prev, self._ratio_prev = self._ratio_prev, ratio
+        entry = self.windows[-1]
+        entry["min_ratio"] = float(min(entry["min_ratio"], ratio))
+        if ratio > EXIT_FACTOR * self.window and prev is not None and ratio > prev:
+            self._in_window = False
+            entry["t_exit"] = float(t)
+            return self._resume(t, q, v)
+        self._window_step(t, q, v)
+        return y_new
+
+    def _ratio(self, t, q) -> float:
+        """sigma_r / sigma_1 of the holonomic Jacobian at q, r the generic rank (the largest rank seen, rank
+        decided with linalg.RankTolerance's sqrt(eps)); 1 without holonomic rows."""
+        m = self.ws.m
+        if m == 0:
+            return 1.0
+        s = np.linalg.svd(self.ws.velocity_constraints(t, q, np.zeros_like(q))[1][:m], compute_uv=False)
+        if not s.size or s[0] <= 0:
+            return 1.0
+        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
+        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
