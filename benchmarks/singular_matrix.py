@@ -19,7 +19,7 @@ OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
     PYTHONPATH=src OPENBLAS_NUM_THREADS=1 python benchmarks/singular_matrix.py [--models double-four-bar,n-four-bar-10]
         [--formulations lagrange,nullspace-flow] [--integrators dopri5,dop853,generalized-alpha] [--rtols 1e-4,1e-8]
         [--atols same,hundredth] [--timeout 600] [--csv benchmarks/results/singular_matrix.csv]
-    python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv     # the Markdown summary
+    python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv [--kernel Prescott]  # summary
 
 Formulation names are those of ``--formulation``; ``nullspace-flow`` is nullspace with ``--basis flow``
 (``nullspace`` alone: the default continued basis). generalized-alpha takes fixed steps (``--ga-steps``), not rtol.
@@ -30,6 +30,7 @@ import argparse
 import csv
 import multiprocessing as mp
 import os
+import re
 import resource
 import time
 
@@ -179,12 +180,13 @@ def cases(a):
                         yield name, f, i, rtol, atol, None
 
 
-def table(path: str) -> str:
+def table(path: str, kernel: str = "default") -> str:
     """A Markdown table of a CSV written by this script: one line per model, formulation and integrator, one
     column per (rtol, atol) or generalized-alpha step; a cell is the crank-tip error (the crank spread for the
     2x2 four-bar) and the crossings found / expected (OFF BRANCH first where the cranks are not parallel), or STOPPED
-    at the time named, TIMEOUT; n/a rows are left out."""
-    rows = list(csv.DictReader(open(path)))
+    at the time named, TIMEOUT; n/a rows are left out. Only the rows measured under the BLAS kernel ``kernel``
+    (column blas_kernel)."""
+    rows = [r for r in csv.DictReader(open(path)) if r["blas_kernel"] == kernel]
     cols = sorted(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"),
                   key=lambda c: (bool(c[2]), -float(c[0] or 0), -float(c[1] or 0), -float(c[2] or 0)))
     head = [f"h {h}" if h else f"{a} / {b}" for a, b, h in cols]
@@ -207,8 +209,8 @@ def _cell(r) -> str:
         off = f"OFF BRANCH (spread {spread} rad) " if float(spread) > OFF_BRANCH else ""
         return f"{off}{err} ({r['crossings']}/{r['crossings_expected']})"
     if r["status"] == "STOPPED":
-        at = r["message"].partition(" at t = ")[2].split(":")[0]
-        return f"STOPPED t = {at}" if at else "STOPPED"
+        at = re.search(r" at t = ([-+0-9.e]+[0-9])", r["message"]) or re.search(r" to ([-+0-9.e]+[0-9]) \(", r["message"])
+        return f"STOPPED t = {at.group(1)}" if at else "STOPPED"
     return r["status"]
 
 
@@ -224,9 +226,10 @@ def main():
     p.add_argument("--timeout", type=float, default=600.0, help="CPU seconds per run (a wall limit of ten times that)")
     p.add_argument("--csv", default="")
     p.add_argument("--table", default="", help="print a CSV written by --csv as a Markdown table and stop")
+    p.add_argument("--kernel", default="default", help="--table: the rows of this blas_kernel (default, Prescott, ...)")
     a = p.parse_args()
     if a.table:
-        print(table(a.table))
+        print(table(a.table, a.kernel))
         return
     kernel = os.environ.get("OPENBLAS_CORETYPE", "default")
     expected = {}

@@ -21,7 +21,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 #: Haswell): a branch that depends on the kernel's summation order is a bug (issue 12)
 SINGULAR_MODULES = {"test_analysis", "test_closing", "test_crossings", "test_dynamics", "test_fast", "test_fast_step",
                     "test_nullspace", "test_nullspace_continuation", "test_partitioning", "test_singular_tolerance",
-                    "test_sparse", "test_kinematics_singular", "test_equilibrium_models"}
+                    "test_sparse", "test_kinematics_singular", "test_equilibrium_models", "test_minimal"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -24,9 +24,12 @@ removed by a pivoted QR at the same moments (the paper assumes non-redundant con
 
 Where minimal coordinates apply: on paths without singular configurations. Where A loses rank its dependent
 block A_p is singular for every choice of s (paper 002 Sect. 3.3), p' = -A_p^-1 A_s s' is 0/0 there and Newton
-picks the branch after it by round-off. The error control sees only s, so a long step across a crossing was
-accepted with p on another assembly (measured on the double four-bar, dop853 rtol 1e-6: bar1 and bar3
-horizontal, bar5 at 57 deg, t = 0.76). The run therefore stops, naming the time and the rank:
+picks the branch after it by round-off. The error control sees only s, and the continuation starts from the last
+recovered state, which may be a rejected step's stage beyond the crossing: a run then went on with p on another
+assembly (measured on the double four-bar, dop853 rtol 1e-6 atol 1e-8, default kernel: bar1 and bar3 horizontal,
+bar5 at 57 deg and the crank angle at 647 rad, t = 0.43, before the exact crossing at 0.714). Recovering from the
+last accepted state instead was tried and let the crossing monitor miss the first crossing under Prescott. The run
+therefore stops, naming the time and the rank, at the first of:
 
 - at an accepted state whose kept rows have lost rank by the formulation's rank tolerance (sigma_min /
   sigma_max <= sqrt(eps), linalg.rank.RankTolerance: p' is undetermined to working precision there);
@@ -79,7 +82,7 @@ class Minimal(Formulation):
         self._rows = np.arange(0)
         self._p, self._s = np.arange(0), np.arange(model.n)
         self.switches = 0
-        self._accepted = (0.0, self._q, self._v)    # the last accepted (t, q, v): where recoveries start
+        self._accepted = (0.0, self._q, self._v)    # the last accepted (t, q, v)
         self._previous = None                   # (t, p, s, rows) of the chart before the last switch
 
     # ---------------------------------------------------------------- coordinates
@@ -96,11 +99,8 @@ class Minimal(Formulation):
 
     def split(self, t, y):
         """(q, v) from y = (s, s') at time t, recovering p (Newton on Phi = 0 with s held, continued from
-        the last accepted state) and p'. Not from the last evaluated one: a rejected step's stages may lie
-        beyond a singular configuration, on another assembly, and the retry's Newton started there (measured on
-        the double four-bar, dop853 rtol 1e-6: the crank angle 647 rad at t = 0.43, before the crossing)."""
+        the last recovered state) and p'."""
         k = len(self._s)
-        self._t, self._q, self._v = self._accepted[0], self._accepted[1].copy(), self._accepted[2].copy()
         q, v = self._q.copy(), self._v.copy()
         q[self._s], v[self._s] = y[:k], y[k:2 * k]
         if self.ws.m:
