@@ -2,7 +2,7 @@
 integrator x rtol x atol.
 
 Per run it prints and writes (``--csv``, one row after each run): the exit status (``ok``, ``STOPPED`` with the
-run's own SimulationError message, ``TIMEOUT`` after ``--timeout`` s, ``n/a`` where the integrator does not
+run's own SimulationError message, ``TIMEOUT`` after ``--timeout`` CPU s, ``n/a`` where the integrator does not
 integrate that formulation), the crank spread (modulo 2 pi; 0 on the parallel branch; for the 2x2 four-bar the largest
 spread within the lower and within the upper cranks), the crank-tip error against the exact reduction
 theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the modified double
@@ -12,13 +12,14 @@ solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5), accepted steps, t
 after-step move (error scales; and as StepWatch judges it: the largest turn of the
 velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the relative energy drift, the wall time and the run's CPU time (the
 machine may be shared). Each run is a forked process (a
-hung or very long run is cut at ``--timeout``). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
+hung or very long run is cut at ``--timeout`` CPU seconds, or ten times that in wall time; CPU, not wall: on a
+shared machine the wall time measures the neighbours). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
 OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
 
     PYTHONPATH=src OPENBLAS_NUM_THREADS=1 python benchmarks/singular_matrix.py [--models double-four-bar,n-four-bar-10]
         [--formulations lagrange,nullspace-flow] [--integrators dopri5,dop853,generalized-alpha] [--rtols 1e-4,1e-8]
         [--atols same,hundredth] [--timeout 600] [--csv benchmarks/results/singular_matrix.csv]
-    python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv     # the Markdown summary
+    python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv [--kernel Prescott]  # summary
 
 Formulation names are those of ``--formulation``; ``nullspace-flow`` is nullspace with ``--basis flow``
 (``nullspace`` alone: the default continued basis). generalized-alpha takes fixed steps (``--ga-steps``), not rtol.
@@ -29,6 +30,8 @@ import argparse
 import csv
 import multiprocessing as mp
 import os
+import re
+import resource
 import time
 
 import numpy as np
@@ -100,8 +103,12 @@ def one(name, formulation, integrator, rtol, atol, step) -> dict:
         form, form_opts = "nullspace", {"basis": "flow"}
     opts = RunOptions(integrator=integrator, step=step) if step else RunOptions(integrator=integrator, rtol=rtol,
                                                                                   atol=atol)
+    model = factory()
+    if integrator == "generalized-alpha" and (redundant := _redundant_rows(model)):
+        return {"status": "n/a", "message": f"generalized-alpha needs independent constraint rows: {redundant} of the "
+                                            f"model's rows are redundant at its start (rank deficient iteration matrix)"}
     try:
-        r = simulate(factory(), t_end=t_end, formulation=form, options=opts, formulation_options=form_opts)
+        r = simulate(model, t_end=t_end, formulation=form, options=opts, formulation_options=form_opts)
     except SimulationError as exc:
         return {"status": "STOPPED", "message": " ".join(str(exc).split())[:300]}
     except MultibodyError as exc:
@@ -109,7 +116,15 @@ def one(name, formulation, integrator, rtol, atol, step) -> dict:
     return measure(r, cells)
 
 
-def _child(conn, args):
+def _redundant_rows(model) -> int:
+    """m - rank of the holonomic Jacobian at the model's start (0: independent rows)."""
+    from multibody.analysis import analyze
+    return analyze(model).redundancy
+
+
+def _child(conn, args, cpu_limit=None):
+    if cpu_limit:       # a CPU limit, not a wall one: on a shared machine the wall time measures the neighbours
+        resource.setrlimit(resource.RLIMIT_CPU, (int(np.ceil(cpu_limit)), resource.RLIM_INFINITY))
     try:
         c0 = time.process_time()
         row = one(*args)
@@ -118,16 +133,36 @@ def _child(conn, args):
         conn.send({"status": "ERROR", "message": f"{type(exc).__name__}: {exc}"[:300]})
 
 
-def isolated(args, timeout: float) -> dict:
-    """one(*args) in a forked process, cut after ``timeout`` seconds."""
+def isolated(args, timeout: float, wall_factor: float = 10.0) -> dict:
+    """one(*args) in a forked process, cut after ``timeout`` CPU seconds (SIGXCPU in the child) or ``wall_factor``
+    times that in wall time."""
     parent, child = mp.get_context("fork").Pipe(duplex=False)
-    p = mp.get_context("fork").Process(target=_child, args=(child, args))
+    p = mp.get_context("fork").Process(target=_child, args=(child, args, timeout))
     p.start()
-    out = parent.recv() if parent.poll(timeout) else {"status": "TIMEOUT", "message": f"> {timeout:g} s"}
+    deadline, out = time.monotonic() + wall_factor * timeout, None
+    while out is None and p.is_alive() and time.monotonic() < deadline:
+        if parent.poll(1.0):
+            out = parent.recv()
+    if out is None and parent.poll(0.1):
+        out = parent.recv()
+    if out is None:
+        cpu = _cpu_of(p.pid)
+        out = {"status": "TIMEOUT", "cpu_s": f"{cpu:.1f}" if cpu is not None else "",
+               "message": f"> {timeout:g} s CPU" if p.exitcode is not None or (cpu or 0) >= timeout else
+               f"> {wall_factor * timeout:g} s wall (CPU {cpu:.1f} s)"}
     if p.is_alive():
         p.kill()
     p.join()
     return out
+
+
+def _cpu_of(pid: int):
+    """User + system CPU seconds of a live process (Linux /proc), None once it is gone."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cases(a):
@@ -145,12 +180,13 @@ def cases(a):
                         yield name, f, i, rtol, atol, None
 
 
-def table(path: str) -> str:
+def table(path: str, kernel: str = "default") -> str:
     """A Markdown table of a CSV written by this script: one line per model, formulation and integrator, one
     column per (rtol, atol) or generalized-alpha step; a cell is the crank-tip error (the crank spread for the
     2x2 four-bar) and the crossings found / expected (OFF BRANCH first where the cranks are not parallel), or STOPPED
-    at the time named, TIMEOUT; n/a rows are left out."""
-    rows = list(csv.DictReader(open(path)))
+    at the time named, TIMEOUT; n/a rows are left out. Only the rows measured under the BLAS kernel ``kernel``
+    (column blas_kernel)."""
+    rows = [r for r in csv.DictReader(open(path)) if r["blas_kernel"] == kernel]
     cols = sorted(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"),
                   key=lambda c: (bool(c[2]), -float(c[0] or 0), -float(c[1] or 0), -float(c[2] or 0)))
     head = [f"h {h}" if h else f"{a} / {b}" for a, b, h in cols]
@@ -173,8 +209,8 @@ def _cell(r) -> str:
         off = f"OFF BRANCH (spread {spread} rad) " if float(spread) > OFF_BRANCH else ""
         return f"{off}{err} ({r['crossings']}/{r['crossings_expected']})"
     if r["status"] == "STOPPED":
-        at = r["message"].partition(" at t = ")[2].split(":")[0]
-        return f"STOPPED t = {at}" if at else "STOPPED"
+        at = re.search(r" at t = ([-+0-9.e]+[0-9])", r["message"]) or re.search(r" to ([-+0-9.e]+[0-9]) \(", r["message"])
+        return f"STOPPED t = {at.group(1)}" if at else "STOPPED"
     return r["status"]
 
 
@@ -187,12 +223,13 @@ def main():
     p.add_argument("--atols", default="same,hundredth",
                    help="same: atol = rtol; hundredth: atol = rtol / 100; a number: that atol")
     p.add_argument("--ga-steps", default="1e-3,1e-4")
-    p.add_argument("--timeout", type=float, default=600.0)
+    p.add_argument("--timeout", type=float, default=600.0, help="CPU seconds per run (a wall limit of ten times that)")
     p.add_argument("--csv", default="")
     p.add_argument("--table", default="", help="print a CSV written by --csv as a Markdown table and stop")
+    p.add_argument("--kernel", default="default", help="--table: the rows of this blas_kernel (default, Prescott, ...)")
     a = p.parse_args()
     if a.table:
-        print(table(a.table))
+        print(table(a.table, a.kernel))
         return
     kernel = os.environ.get("OPENBLAS_CORETYPE", "default")
     expected = {}

@@ -39,3 +39,41 @@ def test_minimal_stops_at_a_singular_configuration():
     t_stop = float(re.search(r"at t = ([0-9.]+)", str(info.value)).group(1))
     t_exact = brentq(lambda t: float(np.ravel(crank_angle_exact(np.array([t])))[0]), 0.3, 1.0)
     assert abs(t_stop - t_exact) < 1e-3
+
+
+def test_minimal_never_runs_past_the_first_crossing():
+    """dop853 at rtol 1e-6 / atol 1e-8 rejects long steps whose stages lie beyond the double four-bar's first
+    singular configuration (theta = 0 of theta'' = -k cos theta from theta0 = pi/2); Newton's continuation
+    from such a stage once took p onto another assembly (crank angle 647 rad at t = 0.43, exit 0 without the
+    stops). Whatever branch Newton picks, the run stops loudly no later than that crossing: at it, or where
+    its kept constraint rows lose rank (depending on the BLAS kernel)."""
+    import re
+
+    import pytest
+    from scipy.optimize import brentq
+
+    from multibody.errors import SimulationError
+    from multibody.models.four_bars import crank_angle_exact
+
+    model = MODELS["double-four-bar"].factory()
+    with pytest.raises(SimulationError, match="cannot vouch") as info:
+        simulate(model, t_end=2.0, formulation="minimal",
+                 options=RunOptions(integrator="dop853", rtol=1e-6, atol=1e-8))
+    times = [float(x) for x in re.findall(r"t = ([0-9.]+)", str(info.value))]
+    t_exact = brentq(lambda t: float(np.ravel(crank_angle_exact(np.array([t])))[0]), 0.3, 1.0)
+    assert max(times) < t_exact + 1e-3
+
+
+def test_minimal_failure_hint_names_the_singular_configuration():
+    """A failure (step collapse, Newton) at the all-horizontal configuration of the double four-bar, where A
+    has rank 12 of 14 (paper 000 Sect. 3.2), says that minimal coordinates cannot pass it; at the vertical
+    start (rank 14, a regular configuration) it adds nothing."""
+    from multibody.formulations.minimal import Minimal
+
+    model = MODELS["double-four-bar"].factory()
+    form = Minimal(model)
+    form.initial_state(0.0, np.array(model.q0, float), np.array(model.v0, float))
+    assert form.failure_hint(0.0, None) == ""
+    q = np.asarray(model.configuration("singular"), float)
+    form._accepted = (0.0, q, np.zeros_like(q))
+    assert "cannot vouch for its branch" in form.failure_hint(0.0, None)

@@ -21,6 +21,21 @@ minimal coordinates is valid only locally (paper 002 Sect. 3.3): after every acc
 choice is re-examined, and s is switched (a flagged restart of the integrator) when cond(A_p) of the
 current set exceeds ``SWITCH_RATIO`` times that of the pivoted choice. Redundant constraint rows are
 removed by a pivoted QR at the same moments (the paper assumes non-redundant constraints).
+
+Where minimal coordinates apply: on paths without singular configurations. Where A loses rank its dependent
+block A_p is singular for every choice of s (paper 002 Sect. 3.3), p' = -A_p^-1 A_s s' is 0/0 there and Newton
+picks the branch after it by round-off. The error control sees only s, and the continuation starts from the last
+recovered state, which may be a rejected step's stage beyond the crossing: a run then went on with p on another
+assembly (measured on the double four-bar, dop853 rtol 1e-6 atol 1e-8, default kernel: bar1 and bar3 horizontal,
+bar5 at 57 deg and the crank angle at 647 rad, t = 0.43, before the exact crossing at 0.714). Recovering from the
+last accepted state instead was tried and let the crossing monitor miss the first crossing under Prescott. The run
+therefore stops, naming the time and the rank, at the first of:
+
+- at an accepted state whose kept rows have lost rank by the formulation's rank tolerance (sigma_min /
+  sigma_max <= sqrt(eps), linalg.rank.RankTolerance: p' is undetermined to working precision there);
+- at a crossing located between two accepted states (simulation.crossings, ``passes_singular_configurations``);
+- and a failure on the way (the step size collapsing where the round-off of p' outgrows rtol, Newton failing to
+  recover p) says how near a singular configuration the last accepted state was (``failure_hint``).
 """
 from __future__ import annotations
 
@@ -43,6 +58,12 @@ _NO_CHECK = KinematicTolerance(consistency=np.inf)
 #: freedom takes one step for the whole run)
 PREDICTION_RESIDUAL = 0.01
 MAX_HALVINGS = 40
+#: failure_hint: sigma_min / sigma_max of the kept constraint rows below which a failed run is reported as near a
+#: singular configuration (the same ratio as lagrange's hint)
+SINGULAR_HINT_RATIO = 1e-3
+_CANNOT_PASS = ("the minimal formulation cannot vouch for its branch there (its dependent coordinates are not "
+                "defined where A loses rank, paper 002 Sect. 3.3). Use lagrange, nullspace or projection through "
+                "singular configurations.")
 
 
 class Minimal(Formulation):
@@ -61,6 +82,8 @@ class Minimal(Formulation):
         self._rows = np.arange(0)
         self._p, self._s = np.arange(0), np.arange(model.n)
         self.switches = 0
+        self._accepted = (0.0, self._q, self._v)    # the last accepted (t, q, v)
+        self._previous = None                   # (t, p, s, rows) of the chart before the last switch
 
     # ---------------------------------------------------------------- coordinates
     def _choose(self, t, q, v):
@@ -70,6 +93,7 @@ class Minimal(Formulation):
 
     def initial_state(self, t, q, v):
         self._q, self._v, self._t = np.array(q, float), np.array(v, float), float(t)
+        self._accepted = (float(t), self._q.copy(), self._v.copy())
         self._choose(t, q, v)
         return np.concatenate([q[self._s], v[self._s]])
 
@@ -99,11 +123,51 @@ class Minimal(Formulation):
         try:
             return solve_positions(self.model, pred, t, hold=self._s, ws=self.ws, tol=self.position_tol)
         except MultibodyError as exc:
-            raise SimulationError(f"minimal formulation: the dependent coordinates cannot be "
-                                  f"recovered at t = {t:g} ({exc})") from None
+            t_acc, q_acc, _ = self._accepted
+            raise SimulationError(f"minimal formulation: the dependent coordinates cannot be recovered at t = {t:g} "
+                                  f"({exc}). Minimal coordinates are valid only locally (paper 002 Sect. 3.3); the "
+                                  f"last accepted state, t = {t_acc:.9g}, is {self._ratio(t_acc, q_acc):.1e} (sigma_min "
+                                  "/ sigma_max of the constraint Jacobian) from a singular configuration."
+                                  f"{self._hint(t_acc, q_acc)}") from None
+
+    def coordinates(self, t, y):
+        """q of y at t; a state before the last coordinate switch (the dense output of the step that ended with
+        it, read by simulation.crossings after the switch) is read in the chart it was integrated in."""
+        if self._previous is None or t >= self._previous[0]:
+            return self.split(t, y)[0]
+        current = self._p, self._s, self._rows
+        self._p, self._s, self._rows = self._previous[1:]
+        try:
+            return self.split(t, y)[0]
+        finally:
+            self._p, self._s, self._rows = current
+
+    def _ratio(self, t, q) -> float:
+        """sigma_min / sigma_max of the kept constraint rows at (t, q) (1 without rows)."""
+        if len(self._rows) == 0:
+            return 1.0
+        s = np.linalg.svd(self.ws.constraints(t, q, np.zeros_like(q))[1][self._rows], compute_uv=False)
+        return float(s[-1] / s[0]) if s[0] > 0 else 0.0
+
+    def _hint(self, t, q) -> str:
+        if self._ratio(t, q) >= SINGULAR_HINT_RATIO:
+            return ""
+        return (f" The run is near a singular configuration at t = {t:.9g} (sigma_min / sigma_max of the "
+                f"constraint Jacobian {self._ratio(t, q):.1e}): {_CANNOT_PASS}")
+
+    def failure_hint(self, t, y) -> str:
+        """A sentence appended to a failed run's message (simulation.driver, step_watch) near a singular
+        configuration, else ""."""
+        return self._hint(*self._accepted[:2])
 
     def after_step(self, t, y):
         q, v = self.split(t, y)
+        t_before, self._accepted = self._accepted[0], (float(t), q.copy(), v.copy())
+        ratio = self._ratio(t, q)
+        if ratio <= self.rank_tol.rtol:
+            raise SimulationError(f"model '{self.model.name}': a singular configuration was reached by the step from "
+                                  f"t = {t_before:.9g} to {t:.9g} (sigma_min / sigma_max of the constraint Jacobian "
+                                  f"{ratio:.1e}, at most the rank tolerance {self.rank_tol.rtol:.1e}); {_CANNOT_PASS}")
         A = self.ws.constraints(t, q, v)[1][self._rows]
         if A.shape[0] == 0:
             return None
@@ -113,6 +177,7 @@ class Minimal(Formulation):
         if np.linalg.cond(A[:, self._p]) <= SWITCH_RATIO * np.linalg.cond(A[:, p_best]):
             return None
         self.switches += 1
+        self._previous = (float(t), self._p, self._s, self._rows)
         return self.initial_state(t, q, v)
 
     # ---------------------------------------------------------------- dynamics
