@@ -25,7 +25,7 @@ from numba import njit
 
 from .kernels import cholesky_solve
 from .spatial_kernels import lagrange_rhs, quad_eval, quad_gamma
-from .step_kernels import normal_solve
+from .step_kernels import normal_solve, worst_violation
 
 #: a dropped row counts as a combination of the active ones while |a_d - X^T c|_inf <= this times |a_d|_inf;
 #: the reference's rank decision (RankTolerance, sqrt(eps) ~ 1.5e-8 of s_max) treats it as dependent then too
@@ -168,16 +168,6 @@ def schur_rhs(y, active, hk, hi, hj, hv, gk, gi, gv, c, minv, f, tau, phi, G, ga
 
 
 @njit(cache=True)
-def _worst(phi):
-    out = 0.0
-    for i in range(phi.shape[0]):
-        if not np.isfinite(phi[i]):
-            return np.inf
-        out = max(out, abs(phi[i]))
-    return out
-
-
-@njit(cache=True)
 def _gauss_newton(q, active, phi, X, tau, Gc, r, dx):
     """q -= X^+ phi[active] (the minimum-norm step); False if X X^T is ill-conditioned."""
     n = q.shape[0]
@@ -200,7 +190,7 @@ def project(q, v, active, tab, limit, iterations, polish, tau, phi, G, X, Gc, r,
     converged = False
     for _ in range(iterations):
         _rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-        worst = _worst(phi)
+        worst = worst_violation(phi)
         if not np.isfinite(worst):
             return -1.0
         if worst <= limit:
@@ -213,7 +203,7 @@ def project(q, v, active, tab, limit, iterations, polish, tau, phi, G, X, Gc, r,
     for k in range(polish):
         if k:
             _rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-        if _worst(phi) == 0.0:
+        if worst_violation(phi) == 0.0:
             break
         if not _gauss_newton(q, active, phi, X, tau, Gc, r, dx):
             return -1.0
