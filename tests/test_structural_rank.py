@@ -56,3 +56,21 @@ def test_a_certified_chain_reports_a_complete_empty_crossing_list():
     res = simulate(model, t_end=0.5, options=RunOptions(rtol=1e-6, atol=1e-8))
     assert res.summary["singular_crossings"] == []
     assert res.summary["singular_crossings_monitored"] is True
+
+
+def test_user_rows_are_not_evaluated_at_random_points():
+    """A model file's own constraint function is user code: the certificate does not call it (it could fail or
+    loop off the manifold) and claims nothing."""
+    from multibody.model.system import matrix_system
+
+    calls = []
+
+    def phi(q, t):
+        calls.append(q)
+        return np.array([q[0]])
+
+    model = matrix_system("user", ["x", "y"], mass=[[1.0, 0.0], [0.0, 1.0]], q0=[0.0, 1.0],
+                          constraints=[{"name": "wall", "phi": phi, "jacobian": lambda q, t: np.array([[1.0, 0.0]])}])
+    built = len(calls)
+    assert not full_row_rank_everywhere(model)
+    assert len(calls) == built

@@ -13,7 +13,7 @@ repeatedly take a column with exactly one nonzero among the remaining rows, whos
 the group's formula (Coincident translation entries, Angle, CoordinateDriver), and remove that row. If every
 row is removed, the pivots form a triangular square block with constant unit diagonal: the certificate. If
 not, nothing is claimed (a closed loop, a prismatic or distance joint whose entries vary, a redundant row, a
-user-defined group) and the crossing monitor samples the run as before.
+user-defined group, which is not even evaluated) and the crossing monitor samples the run as before.
 
 The nonzero pattern is the union over three configurations and times drawn at random (a fixed seed): an entry
 that is a nonzero analytic function of (q, t) vanishes at a random point with probability zero; a pattern that
@@ -26,11 +26,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..assembly import Workspace
-from ..model.constraints import Angle, Coincident, CoordinateDriver
+from ..model.constraints import Angle, Coincident, CoordinateDriver, Distance, LineProjection
 
 #: groups whose +-1 entries are constant by their formula (model.constraints): translation columns of
 #: Coincident, both columns of Angle, the one column of CoordinateDriver
 UNIT_PIVOT_GROUPS = (Coincident, Angle, CoordinateDriver)
+#: the groups whose formulas the pattern may be sampled from (model.constraints' primitives); a model with any other
+#: group (a user's Generic rows, director constraints) is not examined: its code is not evaluated at random points
+KNOWN_GROUPS = UNIT_PIVOT_GROUPS + (Distance, LineProjection)
 #: random configurations that give the nonzero pattern
 PATTERN_SAMPLES = 3
 
@@ -62,6 +65,8 @@ def full_row_rank_everywhere(model, ws: Workspace | None = None) -> bool:
     ws = Workspace(model) if ws is None else ws
     if ws.m == 0:
         return True
+    if not all(type(g) in KNOWN_GROUPS for g in model.constraints):
+        return False
     pattern, unit = _entries(model, ws, np.random.default_rng(0))
     by_row = pattern.tocsr()
     count = np.diff(pattern.indptr).astype(np.int64)     # remaining rows with a nonzero, per column
