@@ -11,9 +11,8 @@ of an m x m symmetric positive definite matrix:
 - the tangent filter of the local error, x - A^T (A A^T)^-1 A x (the dense row_space_filter).
 
 All of them require A of full row rank (no redundant rows, no singular configuration): a singular or
-nearly singular factor (pivot ratio below SPARSE_PIVOT_RATIO, i.e. s_min / s_max of A below ~ the dense path's
-formulations.lagrange.PIN) raises SimulationError pointing to the dense path (``sparse=False``), which handles
-redundancy and singular configurations (linalg.gauss_solve).
+nearly singular factor (pivot ratio below SPARSE_PIVOT_RATIO) raises SimulationError pointing to the
+dense path (``sparse=False``), which handles redundancy and singular configurations (linalg.gauss_solve).
 The dense per-step rank and uniqueness diagnostics are skipped in sparse mode: full row rank, which the
 factorisation checks, already means unique multipliers and reactions (paper 003 Sect. 5).
 """
@@ -25,18 +24,10 @@ import scipy.sparse.linalg as spla
 
 from ..errors import SimulationError
 
-#: smallest accepted |U_ii| / max |U_ii| of the SuperLU factor of an SPD matrix S = A W A^T. Derived from the
-#: dense path's rule (formulations.lagrange.PIN = 1e-4: directions with s_i <= PIN s_max are neither enforced
-#: nor projected): every pivot D_k of an SPD matrix lies in [lambda_min, lambda_max], so the pivot ratio r is
-#: >= (s_min / s_max)^2 = rho^2, and r = c rho^2 with c >= 1; measured on the N-four-bar (all cells at crank
-#: angle 1e-5..1e-2 rad, c independent of the angle) c = 72 for A A^T and 37 for A M^-1 A^T at 40 cells, 20 / 11
-#: at 10 cells, 7.6 / 10 at 2 (the pivot sees one cell, rho the whole chain). The sparse path must refuse (and
-#: hand the evaluation to the dense solve) wherever the dense one pins a direction out, rho < PIN, i.e. r <
-#: c PIN^2: with c <= 100 that is 1e-6 (a chain of more than ~50 such cells would need more). Conversely
-#: r >= rho^2 means it never refuses where rho >= 1e-3 (for A A^T; for A M^-1 A^T rho of A M^-1/2). Exactly
-#: redundant rows give ~1e-16. (Issue 12: at 1e-10 the sparse path kept inverting down to rho = 1.2e-6, crank
-#: angle 1e-4 rad of the 40-cell N-four-bar, where the dense path stops at 6e-3 rad.)
-SPARSE_PIVOT_RATIO = 1e-6
+#: smallest accepted |U_ii| / max |U_ii| of the SuperLU factor of an SPD matrix S = A W A^T: S loses rank
+#: like sigma^2 at distance sigma from a singular configuration, so 1e-10 rejects distances below ~1e-5
+#: (relative) and exactly redundant rows (ratio ~1e-16); above it the solve keeps ~6 correct digits
+SPARSE_PIVOT_RATIO = 1e-10
 
 
 class SparsePattern:
@@ -120,10 +111,9 @@ def schur_accelerations(mass: SparseMass, A, f, gamma):
     """(q'' (n,), lambda (m,)) of M q'' + A^T lambda = f, A q'' = gamma via S = A M^-1 A^T (see module).
 
     S has the condition number (s_max / s_min)^2 of A's singular values, so near a singular configuration
-    (s_min / s_max down to ~1e-4 before factor_spd refuses; ~1e-6 before issue 12i) the plain solve loses up
-    to ~1e-8 relative accuracy along the vanishing directions, and the right-hand side jumped by that much
-    against the dense fallback's (linalg.gauss_solve, error ~eps s_max / s_min) from one Runge-Kutta stage to
-    the next (issue 12:
+    (s_min / s_max down to 1e-5 before factor_spd refuses) the plain solve loses up to 1e-6 relative accuracy
+    along the vanishing directions, and the right-hand side jumped by that much against the dense
+    fallback's (linalg.gauss_solve, error ~eps s_max / s_min) from one Runge-Kutta stage to the next (issue 12:
     the N-four-bar's steps collapsed to 5e-8 s at atol 1e-12). ``REFINEMENT_STEPS`` steps of fixed-precision
     iterative refinement on the augmented system (residuals r1 = f - M q'' - A^T lambda, r2 = gamma - A q''
     in working precision, corrected with the same factor; Higham, Accuracy and Stability of Numerical
