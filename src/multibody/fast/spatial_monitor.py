@@ -21,18 +21,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .spatial_kernels import quad_eval
-from .spatial_step_kernels import first_nonzero, gram_factor, rcm_rows
+from .spatial_step_kernels import first_nonzero, gather_rows, gram_factor, rcm_rows
 
 
 @njit(cache=True)
 def factor_rows(q, rows, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X, L):
-    """X (r, n) <- Phi_q(q)[rows] from the packed table (spatial_kernels.quad_eval), L (r, r) <- lower Cholesky
+    """X (r, n) <- Phi_q(q)[rows] from the packed table (spatial_step_kernels.gather_rows), L (r, r) <- lower Cholesky
     factor of X X^T (spatial_step_kernels.gram_factor). Returns the smallest pivot ratio min_j L_jj^2 / max_j (X X^T)_jj (<= 0
     if X X^T is not positive definite)."""
-    quad_eval(q, hk, hi, hj, hv, gk, gi, gv, c, phi, G)
-    for a in range(X.shape[0]):
-        X[a, :] = G[rows[a], :]
+    gather_rows(q, rows, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
     return gram_factor(X, L)
 
 

@@ -33,7 +33,7 @@ DEPENDENT_ROW = 1e-10
 
 
 @njit(cache=True)
-def _rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X):
+def gather_rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X):
     """phi, G <- Phi(q), Phi_q(q) (all rows); X <- G[active]."""
     quad_eval(q, hk, hi, hj, hv, gk, gi, gv, c, phi, G)
     for a in range(active.shape[0]):
@@ -189,7 +189,7 @@ def project(q, v, active, tab, limit, iterations, polish, tau, phi, G, X, Gc, r,
     hk, hi, hj, hv, gk, gi, gv, c = tab
     converged = False
     for _ in range(iterations):
-        _rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
+        gather_rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
         worst = worst_violation(phi)
         if not np.isfinite(worst):
             return -1.0
@@ -202,12 +202,12 @@ def project(q, v, active, tab, limit, iterations, polish, tau, phi, G, X, Gc, r,
         return -1.0
     for k in range(polish):
         if k:
-            _rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
+            gather_rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
         if worst_violation(phi) == 0.0:
             break
         if not _gauss_newton(q, active, phi, X, tau, Gc, r, dx):
             return -1.0
-    _rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
+    gather_rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
     n = q.shape[0]
     ratio = gram_factor(X, Gc)
     if ratio < tau:
@@ -229,7 +229,7 @@ def tangent_error(y, err, weight, active, tab, tau, phi, G, X, Gc, ax, dx, out):
     n = X.shape[1]
     hk, hi, hj, hv, gk, gi, gv, c = tab
     out[:] = err
-    _rows(y[:n], active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
+    gather_rows(y[:n], active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
     if gram_factor(X, Gc) < tau:
         return False
     tangent, normal = np.empty(n), np.empty(n)

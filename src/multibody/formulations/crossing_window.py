@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linalg.rank import RankTolerance
+from ..linalg.rank import generic_ratio
 
 #: the window opens at WINDOW_FACTOR sqrt(eps / rtol): there the relative round-off eps / rho^2 of the rebuilt
 #: acceleration is rtol / WINDOW_FACTOR^2 (1/16 of the tolerance; the measured constant 1.4e-16 / theta^2 is below
@@ -172,8 +172,6 @@ class CrossingWindow:
         m = self.ws.m
         if m == 0:
             return 1.0
-        s = np.linalg.svd(self.ws.velocity_constraints(t, q, np.zeros_like(q))[1][:m], compute_uv=False)
-        if not s.size or s[0] <= 0:
-            return 1.0
-        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
-        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
+        A = self.ws.velocity_constraints(t, q, np.zeros_like(q))[1][:m]
+        ratio, self._generic, _ = generic_ratio(A, self._generic)
+        return ratio

@@ -73,6 +73,17 @@ def _rank_from_diag(diag: np.ndarray, tol: RankTolerance) -> int:
     return int(np.count_nonzero(diag > tol.rtol * diag[0]))
 
 
+def generic_ratio(A: np.ndarray, generic: int, tolerance: RankTolerance = RankTolerance()) -> tuple[float, int, float]:
+    """(sigma_r / sigma_1, r, sigma_1) of A by its singular values, r = max(``generic``, rank of A): the generic rank
+    is the largest rank seen along a run, and sigma_r falls to zero at a singular configuration (paper 000 Sect.
+    2.5). The ratio is 1 without rows, for A = 0 or while r = 0."""
+    s = np.linalg.svd(A, compute_uv=False)
+    if not s.size or s[0] <= 0:
+        return 1.0, generic, 0.0
+    generic = max(generic, int(np.count_nonzero(s > tolerance.rtol * s[0])))
+    return (float(s[generic - 1] / s[0]) if generic else 1.0), generic, float(s[0])
+
+
 def min_norm_solve(A: np.ndarray, b: np.ndarray, tolerance: RankTolerance = RankTolerance()) -> np.ndarray:
     """The minimum-norm least-squares solution x = A^+ b (SVD, LAPACK gelsd), with singular values
     below ``tolerance.rtol`` times the largest treated as zero (numerically dependent rows)."""

@@ -51,7 +51,7 @@ from ..assembly import SPARSE_MIN_COORDINATES
 from ..errors import MultibodyError, SimulationError
 from ..formulations.singular import hermite
 from ..kinematics import solve_positions
-from ..linalg.rank import RankTolerance, pivoted_qr
+from ..linalg.rank import RankTolerance, generic_ratio, pivoted_qr
 from ..model.director import QuadraticConstraints
 
 #: sigma_r / sigma_1 below which a step is sampled inside and a local minimum is located
@@ -133,10 +133,8 @@ class CrossingMonitor:
     def _sample(self, t, q) -> tuple:
         """(t, sigma_r / sigma_1, A, sigma_1) at the configuration q."""
         A = self._A(t, q)
-        s = np.linalg.svd(A, compute_uv=False)
-        rank = int(np.count_nonzero(s > self.tol.rtol * s[0])) if s.size and s[0] > 0 else 0
-        self.generic = max(self.generic, rank)
-        return t, (float(s[self.generic - 1] / s[0]) if self.generic else 1.0), A, float(s[0]) if s.size else 0.0
+        ratio, self.generic, s1 = generic_ratio(A, self.generic, self.tol)
+        return t, ratio, A, s1
 
     def _position(self, t):
         """q at t on the piece (step) that contains it: dense output or Hermite cubic of the end states."""
@@ -168,22 +166,33 @@ class CrossingMonitor:
         if self.table is not None:
             self._certified(step, q, v, dense)
             return
-        if self.last is None and dense is not None:      # the first step: its start as the first sample
-            q0, v0 = self.form.split(step.t_old, dense(step.t_old))
-            self.last = (step.t_old, q0, v0)
-            self.samples.append(self._sample(step.t_old, q0))
+        if self._first_start(step, dense):             # the first step: its start as the first sample
+            self.samples.append(self._sample(*self.last[:2]))
         if self.last is not None:
-            t0, q0, v0 = self.last
-            # an older step's dense output is not kept: a stepper may reuse its stage buffers (stale values
-            # gave positions 1-17 m off the constraints with partitioning), so it becomes a Hermite piece
-            older = [(a, b, None, *rest) for a, b, _, *rest in self.pieces[-1:]]
-            self.pieces = older + [(t0, step.t, dense, q0, v0, q, v)]
+            self._add_piece(step.t, q, v, dense)
         end = self._sample(step.t, q)
         if self.pieces and self.samples:
             self.samples += self._refine(self.samples[-1], end)
         self.samples.append(end)
         self.last = (step.t, q, v)
         self._examine()
+
+    def _first_start(self, step, dense) -> bool:
+        """Before the first piece: the first step's start (t_old and its state on the dense output) as the last
+        accepted state; False (nothing set) after the first piece or without a dense output."""
+        if self.last is not None or dense is None:
+            return False
+        q0, v0 = self.form.split(step.t_old, dense(step.t_old))
+        self.last = (step.t_old, q0, v0)
+        return True
+
+    def _add_piece(self, t, q, v, dense) -> None:
+        """The piece from the last accepted state to (t, q, v), kept with the one before it. An older step's dense
+        output is not kept: a stepper may reuse its stage buffers (stale values gave positions 1-17 m off the
+        constraints with partitioning), so it becomes a Hermite piece."""
+        t0, q0, v0 = self.last
+        older = [(a, b, None, *rest) for a, b, _, *rest in self.pieces[-1:]]
+        self.pieces = older + [(t0, t, dense, q0, v0, q, v)]
 
     def _examine(self) -> None:
         """Locate each local minimum of the samples below SCREEN that has both neighbours (once)."""
@@ -245,18 +254,14 @@ class CrossingMonitor:
         crossing is missed: a certified piece provably keeps rank >= r_g (up to the curvature safety factor
         REFINE_SAFETY that _refine's Weyl test uses too), and every other piece is sampled, refined and located
         exactly as before."""
-        if self.last is None:
-            if dense is not None:       # the first step's start is the first state
-                q0, v0 = self.form.split(step.t_old, dense(step.t_old))
-                self.last = (step.t_old, q0, v0)
-                self._restart_certificate(step.t_old, q0)
-            else:                       # no start state (no dense output): start at the first step's end
-                self.last = (step.t, q, v)
-                self._restart_certificate(step.t, q)
-                return
-        t0, q0, v0 = self.last
-        older = [(a, b, None, *rest) for a, b, _, *rest in self.pieces[-1:]]
-        self.pieces = older + [(t0, step.t, dense, q0, v0, q, v)]
+        if self._first_start(step, dense):             # the first step's start is the first state
+            self._restart_certificate(*self.last[:2])
+        elif self.last is None:     # no start state (no dense output): start at the first step's end
+            self.last = (step.t, q, v)
+            self._restart_certificate(step.t, q)
+            return
+        t0, q0, _ = self.last
+        self._add_piece(step.t, q, v, dense)
         self.last = (step.t, q, v)
         if self.cert is None or not self.cert.advance(q):
             self._uncertain(t0, q0, step.t, q)
