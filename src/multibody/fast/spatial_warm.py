@@ -23,19 +23,27 @@ _RUN_KERNELS = (("spatial_kernels", "quad_eval"), ("spatial_kernels", "quad_gamm
                 ("em_reduced_kernels", "reduced_newton"), ("em_reduced_kernels", "null_space_at"),
                 ("spatial_step_kernels", "schur_rhs"), ("spatial_step_kernels", "project"),
                 ("spatial_step_kernels", "tangent_error"), ("spatial_step_kernels", "record"),
-                ("spatial_monitor", "factor_rows"), ("spatial_monitor", "relative_change"))
-_state = {"started": False, "announced": False}
+                ("spatial_monitor", "factor_rows"), ("spatial_monitor", "relative_change"),
+                ("em_batch_kernels", "constrained_run"), ("em_batch_kernels", "reduced_run"),
+                ("em_batch_kernels", "momenta"))
+_state = {"started": False, "announced": False, "warm": False}
 
 
 def cache_is_cold() -> bool:
-    """True if a kernel that a run calls from Python has no cache entry numba would load."""
+    """True if a kernel that a run calls from Python has no cache entry numba would load. Once found warm, the
+    answer is kept for the process (reading the cache's index files cost ~1 ms a run, issue 16)."""
+    if _state["warm"]:
+        return False
     try:
-        from . import em_reduced_kernels, spatial_kernels, spatial_monitor, spatial_step_kernels
+        from . import em_batch_kernels, em_reduced_kernels, spatial_kernels, spatial_monitor, spatial_step_kernels
         mods = {"spatial_kernels": spatial_kernels, "em_reduced_kernels": em_reduced_kernels,
-                "spatial_step_kernels": spatial_step_kernels, "spatial_monitor": spatial_monitor}
-        return any(not getattr(mods[m], name)._cache._cache_file._load_index() for m, name in _RUN_KERNELS)
+                "spatial_step_kernels": spatial_step_kernels, "spatial_monitor": spatial_monitor,
+                "em_batch_kernels": em_batch_kernels}
+        cold = any(not getattr(mods[m], name)._cache._cache_file._load_index() for m, name in _RUN_KERNELS)
     except Exception:       # private numba API changed: assume warm, numba compiles if needed
         return False
+    _state["warm"] = not cold
+    return cold
 
 
 def use_spatial_compiled() -> bool:

@@ -16,7 +16,8 @@ is sigma_r ~ 0 there. The pivoted QR (linalg.rank) with ``CROSSING_TOL`` then de
 where the rank stays r_g (a near miss) is not a crossing.
 
 A model whose A has full row rank at every configuration by its structure (an open chain or tree of revolute
-and weld joints, proved once per model by analysis.structural_rank) has no singular configuration to cross:
+and weld joints; a tree of spherical and revolute director pairs, on its constraint manifold; proved once per model
+by analysis.structural_rank) has no singular configuration to cross:
 it is not sampled, and its empty list is complete (``singular_crossings_monitored: true``).
 
 Spatial director models evaluated from the packed constraint table (issue 16; fast.spatial) are watched piece by
@@ -46,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as so
 
-from ..analysis.structural_rank import full_row_rank_everywhere
+from ..analysis.structural_rank import full_row_rank_on_manifold
 from ..assembly import SPARSE_MIN_COORDINATES
 from ..errors import MultibodyError, SimulationError
 from ..formulations.singular import hermite
@@ -117,7 +118,7 @@ class CrossingMonitor:
     def restart(self, form) -> None:
         """Start on a (new) model: its generic rank from the current state, no samples."""
         self.form, model = form, form.model
-        self.full_rank = 0 < form.ws.m and full_row_rank_everywhere(model, form.ws)   # no crossing can exist
+        self.full_rank = 0 < form.ws.m and full_row_rank_on_manifold(model, form.ws)   # no crossing can exist
         self.active = 0 < form.ws.m and model.n < SPARSE_MIN_COORDINATES and not self.full_rank
         self.director = all(isinstance(g, QuadraticConstraints) for g in model.constraints)   # see _excluded
         self.samples, self.pieces, self.generic, self.examined = [], [], 0, -np.inf
