@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.director_tree import predictor
 from .packed import numba_available
 
 #: steps per compiled call (bounded: the stored states of a long run are not all held at once, issue 17)
@@ -50,8 +51,6 @@ class StepBatch:
         if self.pause > 0:
             self.pause -= 1
             return None
-        if self.em.scheme == "reduced" and self.em.mu is None:    # the first step starts from the predictor
-            return None
         self._fill(np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64),
                    max(1, min(self.size, remaining)))
         if self.count == 0:
@@ -86,10 +85,11 @@ class StepBatch:
         from .em_batch_kernels import reduced_run
         em, tt = self.em, self.em.compiled
         self.DQ, self.MU = np.empty((steps, q.shape[0])), np.empty((steps, tt.d))
-        last = np.asarray(em.mu, dtype=np.float64)
+        first = em.mu is None          # the run's first step: from the predictor (ReducedNewton._reduced_step)
+        last = (predictor(em.tree, q, em.dt * v) if first else np.asarray(em.mu, dtype=np.float64)).copy()
         prev = last if em.mu_prev is None else np.asarray(em.mu_prev, dtype=np.float64)
         reduced_run(q, v, tt.M, em.dt_gradV, tt.mm, em.dt, tt.tr, tt.closure(em.closure_rows),
-                    *tt._choice(em.dep, em.free), em.closure_scale, last, prev, float(em.tol.residual),
+                    *tt._choice(em.dep, em.free), em.closure_scale, last, prev, first, float(em.tol.residual),
                     float(em.model.length_scale), int(em.tol.max_iterations), self.h, bool(em.want_cond),
                     self.Y, self.DQ, self.MU, self.IT, self.COND, self.done)
 

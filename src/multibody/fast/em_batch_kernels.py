@@ -7,8 +7,9 @@ with all its fall-backs) at the first step where the Python stepper would have d
 
 - constrained: where the pivoted QR of A(q_n) (``_select``) might not keep every row (:func:`rows_all_independent`)
   or Newton does not converge (the stepper then raises);
-- reduced: where Newton from 2 mu_n - mu_{n-1} does not converge or its root fails the mid-point frame test
-  |det| >= 1/2 of ``ReducedNewton._consistent`` (the stepper then tries its other starts).
+- reduced: where Newton from 2 mu_n - mu_{n-1} (the first step: from the predictor) does not converge or its root
+  fails the mid-point frame test |det| >= 1/2 of ``ReducedNewton._consistent`` (the stepper then tries its other
+  starts).
 
 ``done[0]`` counts the finished steps; the outputs are written step by step, so they stay valid when a kernel
 raises (a singular Newton matrix: numpy.linalg.LinAlgError) and the caller takes that step in Python.
@@ -95,11 +96,12 @@ def constrained_run(q0, v0, M, force, dt, rows, lam0, tab, m, tol, length, max_i
 
 
 @njit(cache=True)
-def reduced_run(q0, v0, M, force, mm, dt, tr, cl, dep, free, cscale, mu_last, mu_prev, tol, length, max_it, h,
-                want_cond, Y, DQ, MU, IT, COND, done):
+def reduced_run(q0, v0, M, force, mm, dt, tr, cl, dep, free, cscale, mu_last, mu_prev, first, tol, length, max_it,
+                h, want_cond, Y, DQ, MU, IT, COND, done):
     """Up to Y.shape[0] reduced steps from (q0, v0), each Newton from 2 mu_n - mu_{n-1} (mu_last, mu_prev: the
-    last two steps' roots): Y (k, 2n), DQ (k, n), MU (k, d), IT, COND (k,) <- each step's state [q, v], increment, root,
-    iterations and condition number (em_reduced_kernels.reduced_newton's out)."""
+    last two steps' roots; ``first``: the run's first step, from mu_last = mu_prev = the predictor, after which
+    the stepper extrapolates from its root alone, 2 mu_1 - mu_1): Y (k, 2n), DQ (k, n), MU (k, d), IT, COND (k,) <-
+    each step's state [q, v], increment, root, iterations and condition number (reduced_newton's out)."""
     n = q0.shape[0]
     q, v = q0.copy(), v0.copy()
     last, prev = mu_last.copy(), mu_prev.copy()
@@ -112,6 +114,8 @@ def reduced_run(q0, v0, M, force, mm, dt, tr, cl, dep, free, cscale, mu_last, mu
         if out[0] < 0 or not out[2] >= 0.5:
             return
         prev, last = last, mu.real.copy()
+        if first and k == 0:
+            prev = last
         for i in range(n):
             q[i] = q[i] + dq[i]
             v[i] = 2.0 / dt * dq[i] - v[i]
