@@ -83,7 +83,7 @@ def test_the_rank_test_never_claims_more_than_the_pivoted_qr():
     for model, expected in ((gyro_top(), True), (six_body_linkage(), False)):
         table = QuadraticTable(model)
         m, n = table.m, table.n
-        A, work = np.empty((m, n)), [np.empty(m), np.empty((m, m)), np.empty((m, m)), np.empty(m)]
+        A, work = np.empty((m, n)), [np.empty(m), np.empty((m, m)), np.empty(m)]
         got = rows_all_independent(model.q0.copy(), table.tab, work[0], A, *work[1:])
         assert got == expected
         assert (len(pivoted_qr(A).independent_rows) == m) == expected

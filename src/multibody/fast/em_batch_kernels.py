@@ -21,6 +21,7 @@ from numba import njit
 
 from .em_reduced_kernels import reduced_newton
 from .spatial_kernels import constrained_newton, quad_eval
+from .spatial_step_kernels import gram_factor
 
 #: rows_all_independent certifies sigma_min(A) / sigma_max(A) above this many times the rank tolerance sqrt(eps)
 #: of linalg.rank (the margin covers the rounding of the bound itself, ~eps cond(A A^T) relative: 1 % at the limit)
@@ -28,35 +29,18 @@ RANK_MARGIN = 10.0
 
 
 @njit(cache=True)
-def rows_all_independent(q, tab, phi, A, gram, L, w):
+def rows_all_independent(q, tab, phi, A, L, w):
     """True if the pivoted QR of A = Phi_q(q) (linalg.rank.pivoted_qr: rank = #{|R_ii| > sqrt(eps) |R_11|}) keeps
     every row. Its diagonal satisfies |R_ii| >= sigma_min(A) (R triangular: sigma_min(R) <= min |R_ii|) and |R_11| <=
     sigma_max(A) <= |A|_F; and sigma_min(A)^2 = lambda_min(A A^T) >= 1 / |L^-1|_F^2 for A A^T = L L^T (|G^-1|_2 <=
     |L^-1|_F^2). So 1 / (|L^-1|_F^2 |A|_F^2) > (RANK_MARGIN sqrt(eps))^2 proves full rank in the QR's own rank
-    decision. False (no claim) also where the Cholesky factor does not exist."""
+    decision. False (no claim) also where the Cholesky factor (spatial_step_kernels.gram_factor) does not exist."""
     hk, hi, hj, hv, gk, gi, gv, c = tab
-    m, n = A.shape
+    m = A.shape[0]
     quad_eval(q, hk, hi, hj, hv, gk, gi, gv, c, phi, A)
-    fro = 0.0
-    for a in range(m):
-        for b in range(a + 1):
-            s = 0.0
-            for i in range(n):
-                s += A[a, i] * A[b, i]
-            gram[a, b] = s
-        fro += gram[a, a]
-    for j in range(m):                         # Cholesky A A^T = L L^T (lower)
-        s = gram[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if not s > 0.0:
-            return False
-        L[j, j] = np.sqrt(s)
-        for i in range(j + 1, m):
-            t = gram[i, j]
-            for k in range(j):
-                t -= L[i, k] * L[j, k]
-            L[i, j] = t / L[j, j]
+    if not gram_factor(A, L) > 0.0:
+        return False
+    fro = np.sum(A * A)
     inv = 0.0
     for col in range(m):                       # |L^-1|_F^2 column by column (forward substitution of e_col)
         for a in range(col, m):
@@ -65,8 +49,7 @@ def rows_all_independent(q, tab, phi, A, gram, L, w):
                 t -= L[a, b] * w[b]
             w[a] = t / L[a, a]
             inv += w[a] * w[a]
-    eps = np.finfo(np.float64).eps
-    return 1.0 / (inv * fro) > RANK_MARGIN * RANK_MARGIN * eps
+    return 1.0 / (inv * fro) > RANK_MARGIN * RANK_MARGIN * np.finfo(np.float64).eps
 
 
 @njit(cache=True)
@@ -77,11 +60,11 @@ def constrained_run(q0, v0, M, force, dt, rows, lam0, tab, m, tol, length, max_i
     Newton iterations and condition number (spatial_kernels.constrained_newton's out)."""
     n = q0.shape[0]
     q, v, lam = q0.copy(), v0.copy(), lam0.copy()
-    phi, A, gram, L, w = np.empty(m), np.empty((m, n)), np.empty((m, m)), np.empty((m, m)), np.empty(m)
+    phi, A, L, w = np.empty(m), np.empty((m, n)), np.empty((m, m)), np.empty(m)
     dq, out = np.empty(n), np.empty(2)
     done[0] = 0
     for k in range(Y.shape[0]):
-        if not rows_all_independent(q, tab, phi, A, gram, L, w):
+        if not rows_all_independent(q, tab, phi, A, L, w):
             return
         trial = lam.copy()
         constrained_newton(q, v, M, force, dt, rows, trial, tab, m, tol, length, max_it, want_cond, dq, out)
