@@ -18,14 +18,14 @@ pytest.importorskip("numba")
 
 from multibody.analysis.structural_rank import director_tree_full_rank, full_row_rank_on_manifold  # noqa: E402
 from multibody.assembly import Workspace  # noqa: E402
-from multibody.fast.em_batch import momentum_kernel  # noqa: E402
+from multibody.fast.em_batch import joints_kernel, momentum_kernel  # noqa: E402
 from multibody.fast.spatial import QuadraticTable  # noqa: E402
 from multibody.integrate import em_stepper  # noqa: E402
 from multibody.linalg.rank import pivoted_qr  # noqa: E402
 from multibody.linalg.rotations import expm_so3  # noqa: E402
 from multibody.model.director_builder import SpatialModelBuilder  # noqa: E402
 from multibody.model.director_tree import spatial_parts  # noqa: E402
-from multibody.models.spatial_mechanisms import gimbal_lock  # noqa: E402
+from multibody.models.spatial_mechanisms import gimbal_lock, spatial_slider_crank  # noqa: E402
 from multibody.models.spatial_models import cylindrical_pair, gyro_top, planar_pair, six_body_linkage  # noqa: E402
 from multibody.simulation import RunOptions, simulate  # noqa: E402
 
@@ -98,6 +98,22 @@ def test_compiled_momenta_are_the_reference():
         q, v = model.q0 + rng.standard_normal(model.n), rng.standard_normal(model.n)
         np.testing.assert_array_equal(momentum_kernel(bodies, compiled=True)(q, v),
                                       np.concatenate(bodies.momenta(q, v)))
+
+
+@pytest.mark.parametrize("factory", [six_body_linkage, cylindrical_pair, planar_pair, spatial_slider_crank],
+                         ids=["R", "C", "E", "S-R-P"])
+def test_compiled_joint_coordinates_are_the_reference(factory):
+    """em_batch_kernels.joint_coordinates evaluates LowerPairs.relative_coordinates' formulas (eqs 98, 116, 138, 152)
+    with the sums in another order: equal to round-off (64 eps of the coordinates' size; theta within pi) at the
+    initial configuration and off it."""
+    model = factory()
+    bodies, groups = spatial_parts(model)
+    groups = [g for _, g in groups]
+    compiled, reference = joints_kernel(bodies, groups, True), joints_kernel(bodies, groups, False)
+    rng = np.random.default_rng(7)
+    for q in (model.q0, model.q0 + 0.3 * rng.standard_normal(model.n)):
+        size = max(1.0, np.max(np.abs(q)))
+        np.testing.assert_allclose(compiled(q), reference(q), rtol=0, atol=64 * np.finfo(float).eps * size * np.pi)
 
 
 def _random_tree(seed: int):

@@ -128,3 +128,32 @@ def momentum_kernel(bodies, compiled: bool):
                 euler, out)
         return out
     return f
+
+
+#: the kernels' numbering of the pair kinds with relative coordinates (em_batch_kernels.joint_coordinates)
+_KIND = {"R": 1, "C": 2, "P": 3, "E": 4}
+
+
+def joints_kernel(bodies, groups, compiled: bool):
+    """``f(q)`` -> the relative joint coordinates of the LowerPairs ``groups`` (their relative_coordinates
+    concatenated; S pairs have none): compiled (em_batch_kernels.joint_coordinates) where the run takes the compiled
+    path, else the reference."""
+    groups = [g for g in groups if g.kind in _KIND]
+    if not (compiled and numba_available()):
+        return lambda q: (np.concatenate([g.relative_coordinates(bodies, q) for g in groups]) if groups
+                          else np.zeros(0))
+    from .em_batch_kernels import joint_coordinates
+    first = lambda b: np.array([-1 if i < 0 else int(bodies.body_cols[i, 0]) for i in b], dtype=np.int64)  # noqa: E731
+    vec = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
+    packed = [(first(g.parent), first(g.child), vec(g.X1), vec(g.X2), vec(g.n), vec(g.m1), vec(g.m2),
+               vec(g.a2[:, 0]), vec(g.ref), _KIND[g.kind], len(g.coordinate_labels())) for g in groups]
+    size = sum(p[-1] for p in packed)
+
+    def f(q):
+        out, start = np.empty(size), 0
+        qc = np.ascontiguousarray(q, dtype=np.float64)
+        for *args, kind, width in packed:
+            joint_coordinates(qc, *args, kind, out[start:start + width])
+            start += width
+        return out
+    return f

@@ -129,3 +129,48 @@ def momenta(q, v, cols, mass, euler, out):
         out[3] += L0
         out[4] += L1
         out[5] += L2
+
+
+@njit(cache=True)
+def _apply(q, col, v, out):
+    """out (3,) <- D v = sum_I d_I v_I for the body whose columns start at ``col`` (col < 0: the ground, D = I)."""
+    for i in range(3):
+        out[i] = v[i] if col < 0 else q[col + 3 + i] * v[0] + q[col + 6 + i] * v[1] + q[col + 9 + i] * v[2]
+
+
+@njit(cache=True)
+def joint_coordinates(q, pcol, ccol, X1, X2, nv, m1v, m2v, a1, ref, kind, out):
+    """out <- the relative coordinates of model.director.LowerPairs.relative_coordinates for the k pairs of one kind
+    (1 R: theta; 2 C: u, theta; 3 P: u; 4 E: u1, u2, theta, per pair): pcol, ccol (k,) the parent's and child's
+    first column (-1: the ground), the pairs' vectors in their body frames; theta = atan2(n . (r x a), r . a) with
+    r = D_p ref, a = D_c a^2_1, u = n . d, u_i = m_i . d, d = phi_c + D_c X2 - phi_p - D_p X1 (eqs 98, 116, 138, 152)."""
+    w = np.empty((8, 3))
+    n3, m1, m2, r, a, x1, x2, d = w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
+    width = (0, 1, 2, 1, 3)[kind]
+    for k in range(pcol.shape[0]):
+        p, c = pcol[k], ccol[k]
+        _apply(q, p, nv[k], n3)
+        _apply(q, p, m1v[k], m1)
+        _apply(q, p, m2v[k], m2)
+        _apply(q, p, ref[k], r)
+        _apply(q, c, a1[k], a)
+        _apply(q, p, X1[k], x1)
+        _apply(q, c, X2[k], x2)
+        for i in range(3):
+            d[i] = (q[c + i] + x2[i]) - (0.0 if p < 0 else q[p + i]) - x1[i]
+        ra = r[0] * a[0] + r[1] * a[1] + r[2] * a[2]
+        rxa = (n3[0] * (r[1] * a[2] - r[2] * a[1]) + n3[1] * (r[2] * a[0] - r[0] * a[2])
+               + n3[2] * (r[0] * a[1] - r[1] * a[0]))
+        theta = np.arctan2(rxa, ra)
+        u = n3[0] * d[0] + n3[1] * d[1] + n3[2] * d[2]
+        o = width * k
+        if kind == 1:
+            out[o] = theta
+        elif kind == 2:
+            out[o], out[o + 1] = u, theta
+        elif kind == 3:
+            out[o] = u
+        elif kind == 4:
+            out[o] = m1[0] * d[0] + m1[1] * d[1] + m1[2] * d[2]
+            out[o + 1] = m2[0] * d[0] + m2[1] * d[1] + m2[2] * d[2]
+            out[o + 2] = theta

@@ -16,8 +16,8 @@ WARM_SCRIPT = ("from multibody.models.spatial_models import gyro_top, six_body_l
                "[simulate(f(), t_end=0.003, formulation=s, options=em) for f in (gyro_top, six_body_linkage) "
                "for s in ('constrained', 'reduced')]; "
                "simulate(six_body_linkage(), t_end=0.003)")
-#: (module, kernel) pairs a run calls from Python: the energy-momentum steps, the lagrange rhs, its compiled
-#: per-step work and the crossing certificate (issue 16)
+#: (module, kernel) pairs a run calls from Python: the energy-momentum steps (one by one and in batches) and their
+#: channels, the lagrange rhs, its compiled per-step work and the crossing certificate (issue 16)
 _RUN_KERNELS = (("spatial_kernels", "quad_eval"), ("spatial_kernels", "quad_gamma"),
                 ("spatial_kernels", "constrained_newton"), ("spatial_kernels", "lagrange_rhs"),
                 ("em_reduced_kernels", "reduced_newton"), ("em_reduced_kernels", "null_space_at"),
@@ -25,7 +25,7 @@ _RUN_KERNELS = (("spatial_kernels", "quad_eval"), ("spatial_kernels", "quad_gamm
                 ("spatial_step_kernels", "tangent_error"), ("spatial_step_kernels", "record"),
                 ("spatial_monitor", "factor_rows"), ("spatial_monitor", "relative_change"),
                 ("em_batch_kernels", "constrained_run"), ("em_batch_kernels", "reduced_run"),
-                ("em_batch_kernels", "momenta"))
+                ("em_batch_kernels", "momenta"), ("em_batch_kernels", "joint_coordinates"))
 _state = {"started": False, "announced": False, "warm": False}
 
 

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from ..model.director import PAIR_COORDS, LowerPairs
+from ..model.director import LowerPairs
 from ..model.director_tree import spatial_parts
-from ..fast.em_batch import StepBatch, batch_applies, momentum_kernel
+from ..fast.em_batch import StepBatch, batch_applies, joints_kernel, momentum_kernel
 from .em_reduced import COMPLEX_STEP
 from .energy_momentum import EnergyMomentumStepper, NewtonTolerance
 from .explicit import Step
@@ -46,8 +46,9 @@ class EnergyMomentum:
         # steps: running values, not lists per step (issue 17: memory flat however long the run)
         self.iterations, self.conditions = [0, 0], [np.inf, -np.inf, False]
         self.bodies, groups = spatial_parts(model)
-        self.groups = [g for _, g in groups if PAIR_COORDS[g.kind]]     # S pairs have no joint coordinates
-        self._momenta = momentum_kernel(self.bodies, compiled=self.em.fast is not None)
+        compiled = self.em.fast is not None          # the run's compiled path (fast.spatial_warm's policy)
+        self._momenta = momentum_kernel(self.bodies, compiled)
+        self._joints = joints_kernel(self.bodies, [g for _, g in groups], compiled)
         self.joint_labels = tuple(lab for g in model.constraints if isinstance(g, LowerPairs)
                                   for lab in g.coordinate_labels())
         self.row_labels = model.constraint_labels      # built anew by each access: once here (issue 16)
@@ -75,8 +76,7 @@ class EnergyMomentum:
         discrete multipliers; momenta and joint coordinates of y)."""
         q, v = y[:self.n], y[self.n:]
         momentum = self._momenta(q, v)
-        joints = (np.concatenate([g.relative_coordinates(self.bodies, q) for g in self.groups]) if self.groups
-                  else np.zeros(0))
+        joints = self._joints(q)
         first = self.n_accepted == 0
         return {"momentum": (momentum, ("px", "py", "pz", "Lx", "Ly", "Lz")),
                 "newton": ((0 if first else self.em.iterations,), ("iterations",)),
