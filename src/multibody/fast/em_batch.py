@@ -35,9 +35,10 @@ def batch_applies(em) -> bool:
 
 class StepBatch:
     """``em``: the EnergyMomentumStepper; ``complex_step``: its reduced Newton's complex step
-    (integrate.em_reduced.COMPLEX_STEP). ``take(q, v, remaining)`` -> y = [q, v] (a view of the batch's array, never written again) of the next step from the state (q, v) (the previous step's state, or
-    any state after the stepper stepped alone), with ``em``'s per-step attributes set as its own step sets them;
-    None when that step must be taken by ``em.step``."""
+    (integrate.em_reduced.COMPLEX_STEP). ``take(q, v, remaining)`` -> y = [q, v] (a view of the batch's array,
+    never written again) of the next step from the state (q, v) (the previous step's state, or any state after the
+    stepper stepped alone), with ``em``'s per-step attributes set as its own step sets them; None when that step
+    must be taken by ``em.step``."""
 
     def __init__(self, em, complex_step: float, size: int = BATCH_STEPS):
         self.em, self.size, self.h = em, int(size), float(complex_step)   # h: the reduced Jacobians' complex step

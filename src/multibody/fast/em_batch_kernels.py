@@ -143,7 +143,8 @@ def joint_coordinates(q, pcol, ccol, X1, X2, nv, m1v, m2v, a1, ref, kind, out):
     """out <- the relative coordinates of model.director.LowerPairs.relative_coordinates for the k pairs of one kind
     (1 R: theta; 2 C: u, theta; 3 P: u; 4 E: u1, u2, theta, per pair): pcol, ccol (k,) the parent's and child's
     first column (-1: the ground), the pairs' vectors in their body frames; theta = atan2(n . (r x a), r . a) with
-    r = D_p ref, a = D_c a^2_1, u = n . d, u_i = m_i . d, d = phi_c + D_c X2 - phi_p - D_p X1 (eqs 98, 116, 138, 152)."""
+    r = D_p ref, a = D_c a^2_1, u = n . d, u_i = m_i . d, d = phi_c + D_c X2 - phi_p - D_p X1
+    (eqs 98, 116, 138, 152)."""
     w = np.empty((8, 3))
     n3, m1, m2, r, a, x1, x2, d = w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
     width = (0, 1, 2, 1, 3)[kind]
