@@ -53,10 +53,15 @@ def _run(model, scheme, steps, diagnostics, batch=True, size=None):
 def test_batched_steps_are_the_step_by_step_states(scheme, diagnostics):
     """The gyro top (paper 004 Sect. 5.1), 250 steps: every stored series and the summary (Newton counts, condition
     numbers, drifts) are the same numbers with and without batches; batches of 7 steps (refilled mid-run) too."""
+    from multibody.fast.em_batch import StepBatch
     model = gyro_top()
     ref = _run(model, scheme, 250, diagnostics, batch=False)
-    for size in (None, 7):
-        res = _run(model, scheme, 250, diagnostics, size=size)
+    for size, fills in ((None, 1), (7, 36)):
+        calls = []
+        original = StepBatch._fill
+        with mock.patch.object(StepBatch, "_fill", lambda self, *a: calls.append(a[-1]) or original(self, *a)):
+            res = _run(model, scheme, 250, diagnostics, size=size)
+        assert len(calls) == fills and sum(calls) == 250
         assert set(res.series) == set(ref.series)
         for key in ref.series:
             np.testing.assert_array_equal(res.series[key].data, ref.series[key].data, err_msg=key)

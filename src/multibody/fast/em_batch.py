@@ -40,8 +40,9 @@ class StepBatch:
     stepper stepped alone), with ``em``'s per-step attributes set as its own step sets them; None when that step
     must be taken by ``em.step``."""
 
-    def __init__(self, em, complex_step: float, size: int = BATCH_STEPS):
-        self.em, self.size, self.h = em, int(size), float(complex_step)   # h: the reduced Jacobians' complex step
+    def __init__(self, em, complex_step: float, size: int | None = None):
+        self.em, self.h = em, float(complex_step)      # h: the reduced Jacobians' complex step
+        self.size = int(BATCH_STEPS if size is None else size)
         self.k = self.count = 0
         self.pause = 0
         self.done = np.zeros(1, dtype=np.int64)
