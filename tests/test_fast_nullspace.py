@@ -155,3 +155,75 @@ def test_continued_basis_matches_expm(h):
     want = continue_basis(Q[:, :r], Q[:, r:], Omega, h, Q1_new)
     got = fast_continue(*(np.ascontiguousarray(a) for a in (Q[:, :r], Q[:, r:], Omega)), h, Q1_new)
     assert np.abs(got - want).max() < 1e-13 * max(1.0, np.abs(Omega).sum(axis=0).max() * h)
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+@pytest.mark.parametrize("name", MODELS_FAST[:3])
+def test_error_filter_matches_reference(name, basis):
+    """The compiled error filter (nullspace_kernels.tangent_filter: the row-space projector by the normal equations
+    where A A^T is well conditioned, else by the SVD) is the reference's SVD projector (linalg.rank.row_space_filter)
+    up to round-off, on and off the constraint manifold, with redundant rows (the modified four-bars)."""
+    model = MODELS[name].factory()
+    fast, ref, y0 = pair(model, basis)
+    rng = np.random.default_rng(13)
+    for y in states(model, fast, y0, rng):
+        err = rng.standard_normal(y.shape[0])
+        assert close(fast.error_filter(0.0, y, err), ref.error_filter(0.0, y, err), round_off(ref, y), scale=1.0)
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+def test_vanishing_filter_at_the_crossing(basis):
+    """Inside the singular window the error is measured whole except along the right singular vectors of A that
+    vanish at the crossing (formulations.nullspace.VanishingWindow): at the double four-bar's singular configuration
+    (rank 12 < 14: two of them) exactly those components are scaled by NORMAL_ERROR_WEIGHT and the rest is kept,
+    compiled and reference alike."""
+    from multibody.formulations.nullspace import vanishing_filter
+    from multibody.linalg.rank import NORMAL_ERROR_WEIGHT
+    model = MODELS["double-four-bar"].factory()
+    fast, ref, _ = pair(model, basis)
+    n, q = model.n, model.configuration("singular")
+    A = ref.ws.constraints(0.0, q, q)[1]
+    _, s, Wt = np.linalg.svd(A)
+    V = Wt[12:14]                                  # the vanishing directions (s_13, s_14 ~ eps s_1)
+    assert s[13] < 1e-12 * s[0] and s[11] > 0.1 * s[0]
+    err = np.random.default_rng(17).standard_normal(2 * n)
+    y = np.concatenate([q, np.zeros(n)])           # a window state [q, v]
+    for form in (fast, ref):
+        form.window = 1e-3
+        out = form.error_filter(0.0, y, err)
+        for part in (slice(0, n), slice(n, 2 * n)):
+            assert close(V @ out[part], NORMAL_ERROR_WEIGHT * (V @ err[part]), 1e-12, scale=1.0)
+            rest = err[part] - V.T @ (V @ err[part])
+            assert close(out[part] - V.T @ (V @ out[part]), rest, 1e-12, scale=1.0)
+    x, r = vanishing_filter(A, np.eye(n), 0, 1e-3)
+    assert r == 12 and close(x, np.eye(n), 0.0)        # without the generic rank seen before, nothing is vanishing
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+def test_compiled_attempts_take_the_reference_steps(basis):
+    """The step attempts in one compiled call (fast.nullspace_rk) take the steps of the reference RungeKutta on the
+    same formulation (the same rhs and error-filter kernels, the same controller), through the double four-bar's
+    first singular window, whose [q, v] attempts are handed back to the reference: the same numbers of accepted and
+    rejected steps and the same end state to round-off amplified over the run (tests/test_fast_rk.py)."""
+    from multibody.integrate.explicit import RungeKutta
+    from multibody.integrate.explicit_compiled import CompiledRungeKutta
+    from multibody.integrate.steppers import STEPPERS
+    from multibody.simulation.driver import advance
+    from test_fast_rk import STATE_AGREEMENT
+    model, o, t_end = MODELS["double-four-bar"].factory(), RunOptions(rtol=1e-8, atol=1e-10), 0.9
+    out = []
+    for compiled in (True, False):
+        form = nullspace(model, basis=basis)
+        form.set_tolerance(o.rtol, o.atol)
+        y = form.initial_state(0.0, model.q0, model.v0)
+        rk = STEPPERS["dopri5"].make(form, 0.0, y, t_end, o) if compiled else \
+            RungeKutta(form.rhs, 0.0, y, t_end, tableau="dopri5", rtol=o.rtol, atol=o.atol, error_filter=form.error_filter)
+        assert isinstance(rk, CompiledRungeKutta) == compiled
+        while rk.t < t_end:
+            step, y_new, _ = advance(model, form, rk)
+            if y_new is not None:
+                rk.reset(step.t, y_new)
+        out.append((rk.n_accepted, rk.n_rejected, rk.y, len(form.windows)))
+    (a, r, y, w), (a_ref, r_ref, y_ref, w_ref) = out
+    assert (a, r, w) == (a_ref, r_ref, w_ref) and w == 1 and r > 0
+    assert np.abs(y - y_ref).max() < STATE_AGREEMENT * np.abs(y_ref).max()

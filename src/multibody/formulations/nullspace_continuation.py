@@ -37,8 +37,7 @@ from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_s
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
-from .crossing_window import CrossingWindow
-from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations, VanishingWindow
 
 
 @dataclass(frozen=True)
@@ -231,17 +230,17 @@ class ContinuationEquations(NullSpaceEquations):
         """The local error with the normal part of x weighted by NORMAL_ERROR_WEIGHT (as in :mod:`.nullspace`);
         the error of w is kept whole."""
         n = self.model.n
+        fast = self.fast_rhs.tangent_error(y[:n], err, False, NORMAL_ERROR_WEIGHT) if self.fast_rhs else None
+        if fast is not None:
+            return fast
         out = err.copy()
-        if self.fast_rhs is not None:
-            out[:n] = self.fast_rhs.position_error(y[:n], err[:n], self.ws.m, NORMAL_ERROR_WEIGHT)
-            return out
         A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
         tangent = row_space_filter(A[: self.ws.m], err[:n])
         out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
         return out
 
 
-class ContinuationNullSpace(CrossingWindow, ContinuationEquations):
+class ContinuationNullSpace(VanishingWindow, ContinuationEquations):
     """``--formulation nullspace --basis continuation`` (module docstring) with the singular window of
     :mod:`.crossing_window`: inside it the lagrange equations carry [q, v] and the chart is continued by eq. 22 and
     App. A at every accepted state; behind it the run resumes in the newest chart with w = T^T v."""
