@@ -171,32 +171,21 @@ def test_error_filter_matches_reference(name, basis):
         assert close(fast.error_filter(0.0, y, err), ref.error_filter(0.0, y, err), round_off(ref, y), scale=1.0)
 
 
-@pytest.mark.parametrize("basis", ["continuation", "flow"])
-def test_vanishing_filter_at_the_crossing(basis):
-    """Inside the singular window the error is measured whole except along the right singular vectors of A that
-    vanish at the crossing (formulations.nullspace.VanishingWindow): at the double four-bar's singular configuration
-    (rank 12 < 14: two of them) exactly those components are scaled by NORMAL_ERROR_WEIGHT and the rest is kept,
-    compiled and reference alike."""
-    from multibody.formulations.nullspace import vanishing_filter
-    from multibody.linalg.rank import NORMAL_ERROR_WEIGHT
-    model = MODELS["double-four-bar"].factory()
-    fast, ref, _ = pair(model, basis)
-    n, q = model.n, model.configuration("singular")
-    A = ref.ws.constraints(0.0, q, q)[1]
-    _, s, Wt = np.linalg.svd(A)
-    V = Wt[12:14]                                  # the vanishing directions (s_13, s_14 ~ eps s_1)
-    assert s[13] < 1e-12 * s[0] and s[11] > 0.1 * s[0]
-    err = np.random.default_rng(17).standard_normal(2 * n)
-    y = np.concatenate([q, np.zeros(n)])           # a window state [q, v]
-    for form in (fast, ref):
-        form.window = 1e-3
-        out = form.error_filter(0.0, y, err)
-        for part in (slice(0, n), slice(n, 2 * n)):
-            assert close(V @ out[part], NORMAL_ERROR_WEIGHT * (V @ err[part]), 1e-12, scale=1.0)
-            rest = err[part] - V.T @ (V @ err[part])
-            assert close(out[part] - V.T @ (V @ out[part]), rest, 1e-12, scale=1.0)
-    x, r = vanishing_filter(A, np.eye(n), 0, 1e-3)
-    assert r == 12 and close(x, np.eye(n), 0.0)        # without the generic rank seen before, nothing is vanishing
+@pytest.mark.parametrize("name", MODELS_FAST[:3])
+def test_omega_matches_reference(name):
+    """Omega of eqs 19-20 (basis_kernels.omega: R1^-T as the smooth pseudo-inverse in its Tikhonov form by Cholesky
+    where R1 is well conditioned, else by the SVD) is the reference's (linalg.tangent.omega_continued, SVD) up to
+    round-off."""
+    from multibody.linalg.rank import pivoted_qr
+    model = MODELS[name].factory()
+    fast, ref, _ = pair(model, "continuation")
+    rng = np.random.default_rng(19)
+    for x in (model.q0, model.q0 + 1e-3 * rng.standard_normal(model.n)):
+        v = rng.standard_normal(model.n)
+        pqr = pivoted_qr(ref.ws.constraints(0.0, x, v)[1], ref.rank_tol)
+        Q1, T = pqr.Q[:, :ref.generic_rank], pqr.Q[:, ref.generic_rank:]
+        want = ref._omega(0.0, x, v, pqr, Q1, T)
+        assert close(fast._omega(0.0, x, v, pqr, Q1, T), want, 1e-9)   # round-off of A / (2 eps), eps ~ 1e-5
 
 
 @pytest.mark.parametrize("basis", ["continuation", "flow"])

@@ -57,19 +57,6 @@ class _FastNullSpace:
                        self.qe, self.ve, self.A, self.gamma, self.G)
         return out
 
-    def window_error(self, x, err, m, generic, window, weight):
-        """err (2 n,) = [positions, velocities] with the components along A's vanishing right singular vectors
-        scaled by ``weight``, in place (formulations.nullspace.vanishing_filter, nullspace_kernels.vanishing_filter);
-        returns the generic rank."""
-        from .kernels import assemble
-        from .nullspace_kernels import vanishing_filter
-        from ..linalg.rank import RankTolerance
-        p, n = self.pack, x.shape[0]
-        self.qe[:n], self.qe[n], self.ve[:] = x, 0.0, 0.0
-        assemble(self.qe, self.ve, p.prim, p.pval, p.mcols, p.mloc, p.mvec, self.A, self.gamma)
-        return vanishing_filter(np.ascontiguousarray(self.A[:m, :n]), err, generic, RankTolerance().rtol, window,
-                                weight)
-
 
 class FastContinuationRhs(_FastNullSpace):
     """``dynamics(t, y, chart) -> (y' (n + f,), x'' (n,), path, X (n, f)) or None`` of ``--basis continuation`` in

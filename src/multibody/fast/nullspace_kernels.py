@@ -308,31 +308,6 @@ def flow_rhs(y, nf, r, ddf, dshift, prim, pval, mcols, mloc, mvec, M, diag, f, r
 
 
 @njit(cache=True)
-def vanishing_filter(A, err, generic, rank_rel, window, weight):
-    """err (2 n,) = [positions, velocities] with the components along the right singular vectors of A (m, n) of index
-    i < r and s_i <= window s_1 scaled by ``weight``, in place, r = max(generic, #{s_i > rank_rel s_1}); returns r
-    (formulations.nullspace.vanishing_filter)."""
-    n = A.shape[1]
-    _, s, Wt = np.linalg.svd(A, full_matrices=False)
-    if s.shape[0] == 0 or s[0] <= 0.0:
-        return generic
-    r = 0
-    for i in range(s.shape[0]):
-        if s[i] > rank_rel * s[0]:
-            r += 1
-    r = max(r, generic)
-    for i in range(min(r, s.shape[0])):
-        if s[i] <= window * s[0]:
-            for k in range(2):
-                c = 0.0
-                for j in range(n):
-                    c += Wt[i, j] * err[k * n + j]
-                for j in range(n):
-                    err[k * n + j] -= (1.0 - weight) * Wt[i, j] * c
-    return r
-
-
-@njit(cache=True)
 def _normal_part(A, n, gram, G, Wt, k, x, out):
     """out (n,) = A^+ A x, the part of x in the row space of A (m, n + 1; column n unused): by the normal equations
     applied twice (step_kernels.tangent_error: "twice is enough", round-off ~ eps cond(A)) where ``gram`` (G the

@@ -217,16 +217,17 @@ class NullSpaceEquations(Formulation):
         T_new = self._next_basis(T, A, pqr)
         w, T = T_new.T @ (T @ w), T_new     # the same physical velocity, in the new basis (its tangent part)
         y = np.concatenate([x, w, T.ravel()])
-        self._accept_basis(t, x, self.split(t, y)[1], pqr, w, T)
+        self._accept_basis(t, x, self.split(t, y)[1], pqr, w, T, A)
         return y
 
-    def _accept_basis(self, t, x, v, pqr, w, T) -> None:
-        """Keep an accepted state's rank, R diagonal, w and T; note the jump of w; feed the singular tracker."""
+    def _accept_basis(self, t, x, v, pqr, w, T, A=None) -> None:
+        """Keep an accepted state's rank, R diagonal, w and T; note the jump of w; feed the singular tracker (A: the
+        constraint Jacobian at x)."""
         prev = self._last
         self._store(t, pqr, w, T)
         self._note_jump(t, w, prev[3])
         self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
-        self.tracker.accepted(t, x, v, T)
+        self.tracker.accepted(t, x, v, T, A)
 
     def _next_basis(self, T, A, pqr):
         """The basis at an accepted state: App. A from T (``flow``, or ``recompute`` under its guard), else the fresh
@@ -306,52 +307,7 @@ class NullSpaceEquations(Formulation):
         }
 
 
-class VanishingWindow(CrossingWindow):
-    """The singular window of :mod:`.crossing_window` whose local error, inside the window, is measured whole except
-    along the vanishing directions (issue 16: the cost of the window; issue 12: "measure the local error only in
-    directions that the round-off floor does not dominate").
-
-    Why. Inside the window the lagrange equations carry [q, v]; along a right singular vector of A whose singular
-    value s_i falls to zero at the crossing, their acceleration carries round-off ~eps / (s_i / s_1)^2 relative
-    (linalg.rank.NORMAL_ERROR_WEIGHT's docstring), which is above rtol / WINDOW_FACTOR^2 exactly where
-    s_i < window s_1 (crossing_window.window_ratio). Measured whole, that noise is a local error no step removes: at
-    rtol 1e-10 the double four-bar's steps fell to 7e-8 s at each crossing, 937 of the run's 1919 steps were inside
-    the ten windows. Those components (i < r, the generic rank, s_i <= window s_1) are weighted by
-    NORMAL_ERROR_WEIGHT, as lagrange weights its normal error; every other component, the normal ones that the
-    pinned projection corrects included, is measured whole, so the projection still corrects no more than the
-    control admitted (the window's reason for the whole error). Measured at rtol 1e-10: 1032 steps, largest after-step
-    action 5.8 tolerances (whole: 3.4); the 2x2 four-bar, dop853, rtol 1e-12: 1.3e3 tolerances (whole: 3.3e2;
-    the limit is 1e5)."""
-
-    _vanish_generic = 0     # the generic rank of the holonomic rows, the largest seen (linalg.rank.generic_ratio)
-
-    def _window_error(self, t, y, err):
-        if not self._windowed(y):
-            return super()._window_error(t, y, err)
-        n, m, out = self.model.n, self.ws.m, err.copy()
-        generic = max(self._vanish_generic, 0 if self.ws.h else self.generic_rank)     # C = A: its generic rank
-        fast = self.fast_rhs.window_error(y[:n], out, m, generic, self.window, NORMAL_ERROR_WEIGHT) \
-            if self.fast_rhs is not None else None
-        if fast is None:
-            A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1][:m]
-            qv, fast = vanishing_filter(A, err[:2 * n].reshape(2, n).T, generic, self.window)
-            out[:2 * n] = qv.T.ravel()
-        self._vanish_generic = fast
-        return out
-
-
-def vanishing_filter(A, x, generic, window, weight=NORMAL_ERROR_WEIGHT):
-    """(x (n, k) with its components along the vanishing right singular vectors of A scaled by ``weight``, r): those
-    of index i < r with s_i <= window s_1, r = max(``generic``, the rank of A by RankTolerance's sqrt(eps))."""
-    _, s, Wt = np.linalg.svd(A, full_matrices=False)
-    if not s.size or s[0] <= 0:
-        return x, generic
-    generic = max(generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
-    rows = Wt[:generic][s[:generic] <= window * s[0]]
-    return x - (1.0 - weight) * (rows.T @ (rows @ x)), generic
-
-
-class NullSpace(VanishingWindow, NullSpaceEquations):
+class NullSpace(CrossingWindow, NullSpaceEquations):
     """``--formulation nullspace --basis flow|recompute``: the equations of the module docstring with the singular
     window of :mod:`.crossing_window`: near a singular configuration, where A^+ gamma and A^+ A' T carry round-off
     ~eps / sigma_r^2, the lagrange equations carry [q, v] while the basis is continued by App. A at every accepted
@@ -368,7 +324,7 @@ class NullSpace(VanishingWindow, NullSpaceEquations):
         pqr, T = self._qr(A), self._last[4]
         T = self._next_basis(T, A, pqr) if self.f else T
         w = T.T @ v
-        self._accept_basis(t, q, v, pqr, w, T)
+        self._accept_basis(t, q, v, pqr, w, T, A)
         return T, w
 
     def _resume(self, t, q, v):

@@ -37,7 +37,8 @@ from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_s
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
-from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations, VanishingWindow
+from .crossing_window import CrossingWindow
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ class ContinuationEquations(NullSpaceEquations):
         w = T.T @ v
         v = self._xdot(t, np.concatenate([x, w]), Chart(t, Q1, T, old.Omega))
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
-        self._accept_basis(t, x, v, pqr, w, T)
+        self._accept_basis(t, x, v, pqr, w, T, A)
         return np.concatenate([x, w])
 
     def _continue_basis(self, old, h, Q1):
@@ -240,7 +241,7 @@ class ContinuationEquations(NullSpaceEquations):
         return out
 
 
-class ContinuationNullSpace(VanishingWindow, ContinuationEquations):
+class ContinuationNullSpace(CrossingWindow, ContinuationEquations):
     """``--formulation nullspace --basis continuation`` (module docstring) with the singular window of
     :mod:`.crossing_window`: inside it the lagrange equations carry [q, v] and the chart is continued by eq. 22 and
     App. A at every accepted state; behind it the run resumes in the newest chart with w = T^T v."""
@@ -252,12 +253,13 @@ class ContinuationNullSpace(VanishingWindow, ContinuationEquations):
         """The chart at an accepted state inside the window (eq. 22, App. A; Omega of eqs 19-20), w = T^T v, rank,
         R's diagonal and the singular tracker, as in ``after_step``; returns w."""
         old, r = self._chart, self.generic_rank
-        pqr = self._qr(self.ws.velocity_constraints(t, q, v)[1])
+        A = self.ws.velocity_constraints(t, q, v)[1]
+        pqr = self._qr(A)
         Q1 = pqr.Q[:, :r]
         T = self._continue_basis(old, t - old.t, Q1) if self.f else old.T
         w = T.T @ v
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))]
-        self._accept_basis(t, q, v, pqr, w, T)
+        self._accept_basis(t, q, v, pqr, w, T, A)
         return w
 
     def _resume(self, t, q, v):

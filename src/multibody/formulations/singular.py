@@ -74,15 +74,18 @@ class SingularTracker:
         self.form, self.screen = form, screen
         self.history: list[tuple] = []     # (t, x, x', T, sigma_r, sigma_1), last three accepted
 
-    def _sigmas(self, t, x):
-        s = np.linalg.svd(self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1], compute_uv=False)
+    def _sigmas(self, t, x, A=None):
+        """(sigma_r, sigma_1) of A at x (``A``: already evaluated there by the caller)."""
+        A = self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1] if A is None else A
+        s = np.linalg.svd(A, compute_uv=False)
         r = self.form.generic_rank
         return (s[r - 1] if r else 0.0), (s[0] if s.size else 0.0)
 
-    def accepted(self, t, x, v, T):
+    def accepted(self, t, x, v, T, A=None):
+        """An accepted state (x, x', T; ``A``: the constraint Jacobian at x, if the caller has it)."""
         if self.form.generic_rank == 0:
             return
-        self.history = (self.history + [(t, x.copy(), v.copy(), T.copy(), *self._sigmas(t, x))])[-3:]
+        self.history = (self.history + [(t, x.copy(), v.copy(), T.copy(), *self._sigmas(t, x, A))])[-3:]
         if len(self.history) < 3:
             return
         (_, _, _, _, s0, _), (_, _, _, _, s1, big), (_, _, _, _, s2, _) = self.history
