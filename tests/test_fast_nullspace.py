@@ -188,6 +188,24 @@ def test_omega_matches_reference(name):
         assert close(fast._omega(0.0, x, v, pqr, Q1, T), want, 1e-9)   # round-off of A / (2 eps), eps ~ 1e-5
 
 
+def test_tracker_objective_matches_reference():
+    """The singular tracker's objective, sigma_r at the projected Hermite interpolant of three accepted states
+    (formulations.singular), in one compiled call (nullspace_kernels.crossing_sigma: the same projection kernel, the
+    same singular values) agrees with the reference to round-off, eps sigma_1 (100 eps allowed), on the bracket of the
+    double four-bar's first crossing (t = 0.714 s)."""
+    model = MODELS["double-four-bar"].factory()
+    run = simulate(model, t_end=0.75, formulation="lagrange", options=RunOptions(output_interval=0.02))
+    k = int(np.searchsorted(run.t, 0.714))
+    fast, ref, _ = pair(model, "flow")
+    hist = [(run.t[i], run.q[i], run.v[i], None, 0.0, 0.0) for i in (k - 2, k - 1, k)]
+    fast.tracker.history = ref.tracker.history = hist
+    s1 = np.linalg.svd(ref.ws.constraints(0.0, run.q[k], run.v[k])[1], compute_uv=False)[0]
+    for t in np.linspace(run.t[k - 2], run.t[k], 7):
+        want = ref.tracker._objective(t)
+        got = fast.fast_rhs.crossing_sigma(t, hist, fast.generic_rank, fast.projection_tol, model.length_scale)
+        assert got is not None and abs(got - want) <= 100 * np.finfo(float).eps * s1
+
+
 @pytest.mark.parametrize("basis", ["continuation", "flow"])
 def test_compiled_attempts_take_the_reference_steps(basis):
     """The step attempts in one compiled call (fast.nullspace_rk) take the steps of the reference RungeKutta on the

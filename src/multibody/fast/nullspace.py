@@ -58,6 +58,23 @@ class _FastNullSpace:
         return out
 
 
+    def crossing_sigma(self, t, history, r, tol, length):
+        """sigma_r at the projected Hermite interpolant of the tracker's three states at t (nullspace_kernels.
+        crossing_sigma; formulations.singular.SingularTracker's objective), or None where the projection failed or
+        the model has nonholonomic rows (the reference then runs)."""
+        from ..kinematics import PINNED_DRIFT
+        from .nullspace_kernels import crossing_sigma
+        if self.h:
+            return None
+        p = self.pack
+        ts, xs, vs = (np.array([h[k] for h in history]) for k in range(3))
+        p.drive(t, self.shift, self.dshift, self.ddf)
+        value, ok = crossing_sigma(t, ts, xs, vs, r, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift,
+                                   tol.position * length, tol.pin * PINNED_DRIFT * length, tol.max_iterations,
+                                   tol.polish, tol.pin, self.qe, self.ve, self.A, self.gamma, self.phi)
+        return value if ok else None
+
+
 class FastContinuationRhs(_FastNullSpace):
     """``dynamics(t, y, chart) -> (y' (n + f,), x'' (n,), path, X (n, f)) or None`` of ``--basis continuation`` in
     a chart (nullspace_kernels.continuation_rhs)."""

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from .kernels import assemble, cholesky, cholesky_solve
+from .project_kernels import project_positions
 from .step_kernels import MIN_NORM_PIVOT_RATIO, constraint_phi, gram_cholesky, normal_solve
 
 #: the regularised pseudo-inverse is formed from the Cholesky factor of the Gram matrix while its smallest
@@ -367,3 +368,28 @@ def tangent_filter(x, err, nf, flow, weight, rel, prim, pval, mcols, mloc, mvec,
         _normal_part(A, n, gram, G, Wt, k, col, normal)
         for i in range(n):
             err[n + nf + i * nf + c] -= normal[i]
+
+
+@njit(cache=True)
+def crossing_sigma(t, hist_t, hist_x, hist_v, r, prim, pval, poff, mcols, mloc, mvec, shift, limit, drift, iterations,
+                   polish, pin, qe, ve, A, gamma, phi):
+    """(sigma_r of A at x(t), ok): x(t) the cubic Hermite interpolant of the three accepted states (hist_t (3,),
+    hist_x, hist_v (3, n)) on the piece containing t, projected onto Phi = 0 (project_kernels.project_positions with
+    the arguments of fast.packed.CompiledWorkspace.solve_positions); the singular tracker's objective
+    (formulations.singular: SingularTracker._position, _sigmas). ok False where the projection failed."""
+    k = 0 if t <= hist_t[1] else 1
+    h = hist_t[k + 1] - hist_t[k]
+    s = (t - hist_t[k]) / h
+    h00, h10 = 2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s
+    h01, h11 = -2 * s ** 3 + 3 * s ** 2, s ** 3 - s ** 2
+    x = h00 * hist_x[k] + h10 * h * hist_v[k] + h01 * hist_x[k + 1] + h11 * h * hist_v[k + 1]
+    if not project_positions(x, prim, pval, poff, mcols, mloc, mvec, shift, limit, drift, iterations, polish, pin, qe,
+                             ve, A, gamma, phi):
+        return 0.0, False
+    n = x.shape[0]
+    qe[:n] = x
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    sv = np.linalg.svd(np.ascontiguousarray(A[:, :n]))[1]
+    return sv[r - 1], True

@@ -98,10 +98,18 @@ class SingularTracker:
         f = self.form
         return solve_positions(f.model, guess, t, ws=f.ws, tol=f.projection_tol)
 
+    def _objective(self, t) -> float:
+        """sigma_r at the projected interpolant at t: one compiled call where the formulation has it
+        (fast.nullspace: the same projection and singular values), else _sigmas(_position(t))."""
+        f = self.form
+        fast = getattr(f.fast_rhs, "crossing_sigma", None)
+        value = fast(t, self.history, f.generic_rank, f.projection_tol, f.model.length_scale) if fast else None
+        return self._sigmas(t, self._position(t))[0] if value is None else value
+
     def _locate(self):
         t_a, t_c = self.history[0][0], self.history[2][0]
         try:
-            t_star = golden_min(lambda t: self._sigmas(t, self._position(t))[0], t_a, t_c)
+            t_star = golden_min(self._objective, t_a, t_c)
             x = self._position(t_star)
         except MultibodyError:
             return
