@@ -142,7 +142,7 @@ class NullSpaceEquations(Formulation):
         else:
             x, w, T = self.unpack(y)
             xdot = self._velocity(t, x, w, T)[0]
-        self._memo = (t, y.copy(), xdot.copy())
+        self._memo = (t, y.copy(), xdot.copy(), out)
         return y[:n], xdot
 
     def _velocity(self, t, x, w, T):
@@ -189,6 +189,10 @@ class NullSpaceEquations(Formulation):
 
     def rhs(self, t, y):
         self.nfev += 1
+        memo = self._memo       # the state after_step evaluated last (the stepper's first stage after it)
+        if memo is not None and memo[3] is not None and memo[0] == t and np.array_equal(memo[1], y):
+            self.fast_rhs.paths[memo[3][2]] += 1
+            return memo[3][0].copy()
         out = self.fast_rhs(t, y) if self.fast_rhs is not None else None
         if out is not None:         # compiled: the same numbers up to round-off (tests/test_fast_nullspace.py)
             return out[0]
@@ -307,7 +311,23 @@ class NullSpaceEquations(Formulation):
         }
 
 
-class NullSpace(CrossingWindow, NullSpaceEquations):
+class TrackedRatio:
+    """Mixin before :class:`.crossing_window.CrossingWindow`: its rho = sigma_r / sigma_1 of the holonomic rows at an
+    accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) from the singular values the
+    singular tracker took of the same A there (without nonholonomic rows C = A): one SVD per accepted state, not two."""
+
+    def _ratio(self, t, q):
+        kept = self.tracker.accepted_values
+        if self.ws.h or kept is None or kept[0] != t or not np.array_equal(kept[1], q):
+            return super()._ratio(t, q)
+        s = kept[2]
+        if not s.size or s[0] <= 0:
+            return 1.0
+        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
+        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
+
+
+class NullSpace(TrackedRatio, CrossingWindow, NullSpaceEquations):
     """``--formulation nullspace --basis flow|recompute``: the equations of the module docstring with the singular
     window of :mod:`.crossing_window`: near a singular configuration, where A^+ gamma and A^+ A' T carry round-off
     ~eps / sigma_r^2, the lagrange equations carry [q, v] while the basis is continued by App. A at every accepted

@@ -38,7 +38,7 @@ from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_co
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
 from .crossing_window import CrossingWindow
-from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations, TrackedRatio
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,11 @@ class ContinuationEquations(NullSpaceEquations):
         # the chart of the step containing t: a stepper's dense output may evaluate stages of a step after its
         # after_step (dop853's extra stages), in that step's chart
         chart = self._chart_at(t)
+        memo = self._memo       # the state after_step evaluated last (the stepper's first stage after it)
+        if memo is not None and memo[5] is not None and memo[0] == t and memo[1] is chart.Q1 \
+                and memo[2] is chart.T and np.array_equal(memo[3], y):
+            self.fast_rhs.paths[memo[5][2]] += 1
+            return memo[5][0].copy()
         out = self.fast_rhs(t, y, chart) if self.fast_rhs is not None else None
         if out is not None:         # compiled: the same numbers up to round-off (tests/test_fast_nullspace.py)
             return out[0]
@@ -241,7 +246,7 @@ class ContinuationEquations(NullSpaceEquations):
         return out
 
 
-class ContinuationNullSpace(CrossingWindow, ContinuationEquations):
+class ContinuationNullSpace(TrackedRatio, CrossingWindow, ContinuationEquations):
     """``--formulation nullspace --basis continuation`` (module docstring) with the singular window of
     :mod:`.crossing_window`: inside it the lagrange equations carry [q, v] and the chart is continued by eq. 22 and
     App. A at every accepted state; behind it the run resumes in the newest chart with w = T^T v."""

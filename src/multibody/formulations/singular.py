@@ -73,11 +73,12 @@ class SingularTracker:
     def __init__(self, form, *, screen: float = 0.2):
         self.form, self.screen = form, screen
         self.history: list[tuple] = []     # (t, x, x', T, sigma_r, sigma_1), last three accepted
+        self.values, self.accepted_values = None, None
 
     def _sigmas(self, t, x, A=None):
         """(sigma_r, sigma_1) of A at x (``A``: already evaluated there by the caller)."""
         A = self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1] if A is None else A
-        s = np.linalg.svd(A, compute_uv=False)
+        s = self.values = np.linalg.svd(A, compute_uv=False)
         r = self.form.generic_rank
         return (s[r - 1] if r else 0.0), (s[0] if s.size else 0.0)
 
@@ -86,6 +87,7 @@ class SingularTracker:
         if self.form.generic_rank == 0:
             return
         self.history = (self.history + [(t, x.copy(), v.copy(), T.copy(), *self._sigmas(t, x, A))])[-3:]
+        self.accepted_values = (t, self.history[-1][1], self.values)     # A's singular values at this state
         if len(self.history) < 3:
             return
         (_, _, _, _, s0, _), (_, _, _, _, s1, big), (_, _, _, _, s2, _) = self.history
