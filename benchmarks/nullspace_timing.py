@@ -75,14 +75,15 @@ def run(name, rtol, repeat, bases=BASES[:2]) -> list[dict]:
 
 
 def rhs_cost(name, bases=BASES[:2], number=3000) -> list[dict]:
-    """Median time of one rhs call (of 5 repeats of ``number`` calls) at the initial state, lagrange and nullspace
-    with each basis (compiled paths where the model allows)."""
+    """Median CPU time of one rhs call (of 5 repeats of ``number`` calls) at the initial state, lagrange and
+    nullspace with each basis (compiled paths where the model allows)."""
     from multibody.formulations.registry import make_formulation
     model, rows, base = MODELS[name].factory(), [], None
     for form, fo in [("lagrange", {})] + [("nullspace", {"basis": b}) for b in bases]:
         f = make_formulation(form, model, **fo)
         y = f.initial_state(0.0, model.q0, model.v0)
-        us = 1e6 * float(np.median(timeit.repeat(lambda: f.rhs(0.0, y), number=number, repeat=5))) / number
+        us = 1e6 * float(np.median(timeit.repeat(lambda: f.rhs(0.0, y), number=number, repeat=5,
+                                                 timer=time.process_time))) / number
         base = base or us
         label = form + (f"/{fo['basis']}" if fo else "")
         print(f"{name:26s} one rhs call {label:24s} {us:7.1f} us  {us / base:4.2f}x lagrange")

@@ -85,6 +85,9 @@ class ContinuationEquations(NullSpaceEquations):
 
     def _chart_at(self, t) -> Chart:
         """The chart of the step containing t: the newest one from t on, an older one before it."""
+        newest = self._charts[-1]
+        if newest.t <= t:               # the stages of the current step: no search
+            return newest
         return next((c for c in reversed(self._charts) if c.t <= t), self._charts[0])
 
     def continued_basis(self, t) -> np.ndarray:
