@@ -1,10 +1,12 @@
 """Benchmark: null-space formulation (paper 000) against the multipliers one, and the cost of continuation.
 
-For each model and tolerance: wall and CPU (process) time of ``simulate`` (medians of ``--repeat`` runs; the
-machine is shared: compare the CPU column), accepted steps, rhs evaluations, CPU time per rhs evaluation (the
-whole run's, per step work included) and the CPU ratio to lagrange, for lagrange and nullspace with each of
-``--bases`` (default continuation and flow; recompute on request); plus the error of the crank angle against the
-exact 1-DOF solution where one exists (models/modified_four_bars.crank_angle_exact_cells).
+For each model and tolerance: wall and CPU (process) time of ``simulate`` (medians of ``--repeat`` runs, the
+formulations alternating; the machine is shared: compare the CPU column), accepted steps, rhs evaluations, CPU time
+per rhs evaluation (the whole run's, per step work included), the CPU ratios to lagrange per simulated second and
+per rhs evaluation (medians of the per-round ratios) and the singular crossings found, for lagrange and nullspace
+with each of ``--bases`` (default continuation and flow; recompute on request); plus the error of the crank angle
+against the exact 1-DOF solution where one exists (models/modified_four_bars.crank_angle_exact_cells). Each
+formulation first runs 1/20 of the motion untimed (loading its compiled kernels).
 
     python benchmarks/nullspace_timing.py [--models double-four-bar] [--rtols 1e-6,1e-10] [--repeat 3]
         [--bases continuation,flow,recompute] [--csv benchmarks/results/nullspace.csv] [--rhs-only]
@@ -31,45 +33,57 @@ BASES = ("continuation", "flow", "recompute")
 
 
 def run(name, rtol, repeat, bases=BASES[:2]) -> list[dict]:
+    """The rows of one model and tolerance. The runs of the formulations alternate (lagrange, nullspace/..., lagrange,
+    ...; ``repeat`` rounds) so that a change of the machine's load meets all of them alike; the ratio to lagrange is
+    the median of the per-round ratios."""
     model, t_end = MODELS[name].factory(), MODELS[name].t_end
     opts = RunOptions(rtol=rtol, atol=rtol * 1e-2)
-    base, rows = None, []
-    for form, fo in [("lagrange", {})] + [("nullspace", {"basis": b}) for b in bases]:
-        walls, cpus, res = [], [], None
-        for _ in range(repeat):
+    forms = [("lagrange", {})] + [("nullspace", {"basis": b}) for b in bases]
+    walls, cpus, res = [[] for _ in forms], [[] for _ in forms], [None] * len(forms)
+    for form, fo in forms:
+        simulate(model, t_end=t_end / 20, formulation=form, options=opts, formulation_options=fo)
+    for _ in range(repeat):
+        for k, (form, fo) in enumerate(forms):
             t0, c0 = time.perf_counter(), time.process_time()
-            res = simulate(model, t_end=t_end, formulation=form, options=opts, formulation_options=fo)
-            walls.append(time.perf_counter() - t0)
-            cpus.append(time.process_time() - c0)
-        best, cpu = float(np.median(walls)), float(np.median(cpus))
-        base = base or cpu
-        s = res.summary
+            res[k] = simulate(model, t_end=t_end, formulation=form, options=opts, formulation_options=fo)
+            walls[k].append(time.perf_counter() - t0)
+            cpus[k].append(time.process_time() - c0)
+    rows = []
+    for k, (form, fo) in enumerate(forms):
+        best, cpu = float(np.median(walls[k])), float(np.median(cpus[k]))
+        ratio = float(np.median(np.array(cpus[k]) / np.array(cpus[0])))
+        s = res[k].summary
         err = ""
         if name in CELLS:
             i = model.coordinate_index("bar1.theta")
-            exact = crank_angle_exact_cells(res.t[-1:], cells=CELLS[name])[0]
-            err = f"  |theta1 - exact| {abs(res.q[-1, i] - exact):.2e}"
+            exact = crank_angle_exact_cells(res[k].t[-1:], cells=CELLS[name])[0]
+            err = f"  |theta1 - exact| {abs(res[k].q[-1, i] - exact):.2e}"
         label = form + (f"/{fo['basis']}" if fo else "")
+        per_rhs = [c / s["rhs_evaluations"] for c in cpus[k]]
         rows.append({"model": name, "rtol": rtol, "formulation": label, "runs": repeat, "wall_median_s": best,
                      "cpu_median_s": cpu, "steps": s["steps"], "rhs_evaluations": s["rhs_evaluations"],
-                     "cpu_per_rhs_ms": 1e3 * cpu / s["rhs_evaluations"], "cpu_vs_lagrange": cpu / base,
-                     "backend": s["backend"], "theta1_error": err.split()[-1] if err else ""})
+                     "cpu_per_rhs_ms": 1e3 * cpu / s["rhs_evaluations"], "cpu_vs_lagrange": ratio,
+                     "cpu_per_rhs_vs_lagrange": float(np.median(np.array(per_rhs) * res[0].summary["rhs_evaluations"]
+                                                               / np.array(cpus[0]))),
+                     "crossings": len(s["singular_crossings"]), "backend": s["backend"],
+                     "theta1_error": err.split()[-1] if err else ""})
         print(f"{name:26s} rtol {rtol:.0e} {label:24s} wall {best:6.2f} s cpu {cpu:6.2f} s  steps {s['steps']:5d}  "
               f"rhs {s['rhs_evaluations']:6d}  {1e3 * cpu / s['rhs_evaluations']:.3f} ms cpu/rhs  "
-              f"{cpu / base:4.2f}x lagrange"
-              f"{err}")
+              f"{ratio:4.2f}x lagrange ({rows[-1]['cpu_per_rhs_vs_lagrange']:4.2f}x per rhs)  "
+              f"crossings {len(s['singular_crossings'])}{err}", flush=True)
     return rows
 
 
 def rhs_cost(name, bases=BASES[:2], number=3000) -> list[dict]:
-    """Median time of one rhs call (of 5 repeats of ``number`` calls) at the initial state, lagrange and nullspace
-    with each basis (compiled paths where the model allows)."""
+    """Median CPU time of one rhs call (of 5 repeats of ``number`` calls) at the initial state, lagrange and
+    nullspace with each basis (compiled paths where the model allows)."""
     from multibody.formulations.registry import make_formulation
     model, rows, base = MODELS[name].factory(), [], None
     for form, fo in [("lagrange", {})] + [("nullspace", {"basis": b}) for b in bases]:
         f = make_formulation(form, model, **fo)
         y = f.initial_state(0.0, model.q0, model.v0)
-        us = 1e6 * float(np.median(timeit.repeat(lambda: f.rhs(0.0, y), number=number, repeat=5))) / number
+        us = 1e6 * float(np.median(timeit.repeat(lambda: f.rhs(0.0, y), number=number, repeat=5,
+                                                 timer=time.process_time))) / number
         base = base or us
         label = form + (f"/{fo['basis']}" if fo else "")
         print(f"{name:26s} one rhs call {label:24s} {us:7.1f} us  {us / base:4.2f}x lagrange")

@@ -155,3 +155,82 @@ def test_continued_basis_matches_expm(h):
     want = continue_basis(Q[:, :r], Q[:, r:], Omega, h, Q1_new)
     got = fast_continue(*(np.ascontiguousarray(a) for a in (Q[:, :r], Q[:, r:], Omega)), h, Q1_new)
     assert np.abs(got - want).max() < 1e-13 * max(1.0, np.abs(Omega).sum(axis=0).max() * h)
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+@pytest.mark.parametrize("name", MODELS_FAST[:3])
+def test_error_filter_matches_reference(name, basis):
+    """The compiled error filter (nullspace_kernels.tangent_filter: the row-space projector by the normal equations
+    where A A^T is well conditioned, else by the SVD) is the reference's SVD projector (linalg.rank.row_space_filter)
+    up to round-off, on and off the constraint manifold, with redundant rows (the modified four-bars)."""
+    model = MODELS[name].factory()
+    fast, ref, y0 = pair(model, basis)
+    rng = np.random.default_rng(13)
+    for y in states(model, fast, y0, rng):
+        err = rng.standard_normal(y.shape[0])
+        assert close(fast.error_filter(0.0, y, err), ref.error_filter(0.0, y, err), round_off(ref, y), scale=1.0)
+
+
+@pytest.mark.parametrize("name", MODELS_FAST[:3])
+def test_omega_matches_reference(name):
+    """Omega of eqs 19-20 (basis_kernels.omega: R1^-T as the smooth pseudo-inverse in its Tikhonov form by Cholesky
+    where R1 is well conditioned, else by the SVD) is the reference's (linalg.tangent.omega_continued, SVD) up to
+    round-off."""
+    from multibody.linalg.rank import pivoted_qr
+    model = MODELS[name].factory()
+    fast, ref, _ = pair(model, "continuation")
+    rng = np.random.default_rng(19)
+    for x in (model.q0, model.q0 + 1e-3 * rng.standard_normal(model.n)):
+        v = rng.standard_normal(model.n)
+        pqr = pivoted_qr(ref.ws.constraints(0.0, x, v)[1], ref.rank_tol)
+        Q1, T = pqr.Q[:, :ref.generic_rank], pqr.Q[:, ref.generic_rank:]
+        want = ref._omega(0.0, x, v, pqr, Q1, T)
+        assert close(fast._omega(0.0, x, v, pqr, Q1, T), want, 1e-9)   # round-off of A / (2 eps), eps ~ 1e-5
+
+
+def test_tracker_objective_matches_reference():
+    """The singular tracker's objective, sigma_r at the projected Hermite interpolant of three accepted states
+    (formulations.singular), in one compiled call (nullspace_kernels.crossing_sigma: the same projection kernel, the
+    same singular values) agrees with the reference to round-off, eps sigma_1 (100 eps allowed), on the bracket of the
+    double four-bar's first crossing (t = 0.714 s)."""
+    model = MODELS["double-four-bar"].factory()
+    run = simulate(model, t_end=0.75, formulation="lagrange", options=RunOptions(output_interval=0.02))
+    k = int(np.searchsorted(run.t, 0.714))
+    fast, ref, _ = pair(model, "flow")
+    hist = [(run.t[i], run.q[i], run.v[i], None, 0.0, 0.0) for i in (k - 2, k - 1, k)]
+    fast.tracker.history = ref.tracker.history = hist
+    s1 = np.linalg.svd(ref.ws.constraints(0.0, run.q[k], run.v[k])[1], compute_uv=False)[0]
+    for t in np.linspace(run.t[k - 2], run.t[k], 7):
+        want = ref.tracker._objective(t)
+        got = fast.fast_rhs.crossing_sigma(t, hist, fast.generic_rank, fast.projection_tol, model.length_scale)
+        assert got is not None and abs(got - want) <= 100 * np.finfo(float).eps * s1
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+def test_compiled_attempts_take_the_reference_steps(basis):
+    """The step attempts in one compiled call (fast.nullspace_rk) take the steps of the reference RungeKutta on the
+    same formulation (the same rhs and error-filter kernels, the same controller), through the double four-bar's
+    first singular window, whose [q, v] attempts are handed back to the reference: the same numbers of accepted and
+    rejected steps and the same end state to round-off amplified over the run (tests/test_fast_rk.py)."""
+    from multibody.integrate.explicit import RungeKutta
+    from multibody.integrate.explicit_compiled import CompiledRungeKutta
+    from multibody.integrate.steppers import STEPPERS
+    from multibody.simulation.driver import advance
+    from test_fast_rk import STATE_AGREEMENT
+    model, o, t_end = MODELS["double-four-bar"].factory(), RunOptions(rtol=1e-8, atol=1e-10), 0.9
+    out = []
+    for compiled in (True, False):
+        form = nullspace(model, basis=basis)
+        form.set_tolerance(o.rtol, o.atol)
+        y = form.initial_state(0.0, model.q0, model.v0)
+        rk = STEPPERS["dopri5"].make(form, 0.0, y, t_end, o) if compiled else \
+            RungeKutta(form.rhs, 0.0, y, t_end, tableau="dopri5", rtol=o.rtol, atol=o.atol, error_filter=form.error_filter)
+        assert isinstance(rk, CompiledRungeKutta) == compiled
+        while rk.t < t_end:
+            step, y_new, _ = advance(model, form, rk)
+            if y_new is not None:
+                rk.reset(step.t, y_new)
+        out.append((rk.n_accepted, rk.n_rejected, rk.y, len(form.windows)))
+    (a, r, y, w), (a_ref, r_ref, y_ref, w_ref) = out
+    assert (a, r, w) == (a_ref, r_ref, w_ref) and w == 1 and r > 0
+    assert np.abs(y - y_ref).max() < STATE_AGREEMENT * np.abs(y_ref).max()

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from .kernels import assemble
+from .nullspace_kernels import GRAM_PIVOT_RATIO, pinv_apply, smooth_pinv
 
 #: the Taylor series of exp(Omega h / s) is summed with s such that |Omega h|_1 / s <= this (Al-Mohy & Higham,
 #: "Computing the action of the matrix exponential", SIAM J. Sci. Comput. 33 (2011) 488-511, Sect. 3: scaling
@@ -63,12 +64,11 @@ def omega(x, v, eps, prim, pval, mcols, mloc, mvec, Q1, T, perm_r, R1, rel, qe, 
     """Omega (n, n) of eqs 19-20 for Q = [Q1 | T] (ContinuationNullSpace._omega with
     linalg.tangent.omega_continued): A' Q by the central difference (A(x + eps v) - A(x - eps v)) Q / (2 eps) (A of
     the builder primitives does not depend on t), its rows ``perm_r`` (the independent ones), R1^-T applied as the
-    smooth pseudo-inverse of R1^T (mu = rel s_max), then the blocks Omega_11 = L - L^T (L = stril(B_1)),
-    Omega_21 = B_2, Omega_12 = -B_2^T, Omega_22 = 0 of B = (R1^-T P_r^T A' Q)^T."""
+    smooth pseudo-inverse of R1^T (mu = rel s_max; nullspace_kernels.smooth_pinv: its Tikhonov form by Cholesky
+    where R1 is well conditioned, else the SVD, as the reference), then the blocks Omega_11 = L - L^T
+    (L = stril(B_1)), Omega_21 = B_2, Omega_12 = -B_2^T, Omega_22 = 0 of B = (R1^-T P_r^T A' Q)^T."""
     n, r = Q1.shape
-    Q = np.empty((n, n))
-    Q[:, :r] = Q1
-    Q[:, r:] = T
+    f = T.shape[1]
     qe[n] = 0.0
     ve[:] = 0.0
     qe[:n] = x + eps * v
@@ -78,13 +78,23 @@ def omega(x, v, eps, prim, pval, mcols, mloc, mvec, Q1, T, perm_r, R1, rel, qe, 
         Ad[i] = A[perm_r[i], :n]
     qe[:n] = x - eps * v
     assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    AdQ = np.zeros((r, n))                          # column j of Q: Q1[:, j] (j < r), T[:, j - r]
     for i in range(r):
-        Ad[i] = (Ad[i] - A[perm_r[i], :n]) / (2.0 * eps)
-    AdQ = Ad @ Q
-    U, s, Wt = np.linalg.svd(np.ascontiguousarray(R1.T), full_matrices=False)
-    mu = rel * s[0] if s.shape[0] else 0.0
-    sp = s / (s * s + mu * mu) if mu > 0.0 else np.zeros_like(s)
-    B = (Wt.T @ (sp.reshape(-1, 1) * (U.T @ AdQ))).T
+        for l in range(n):
+            d = (Ad[i, l] - A[perm_r[i], l]) / (2.0 * eps)
+            if d != 0.0:
+                for j in range(r):
+                    AdQ[i, j] += d * Q1[l, j]
+                for j in range(f):
+                    AdQ[i, r + j] += d * T[l, j]
+    Rt = np.ascontiguousarray(R1.T)
+    K = np.empty((r, r))                            # the Cholesky factor on path 0
+    path, P = smooth_pinv(Rt, rel, GRAM_PIVOT_RATIO, np.zeros(r), K, 0)
+    B = np.empty((n, r))
+    col = np.empty(r)
+    for j in range(n):
+        pinv_apply(Rt, path, K, P, np.ascontiguousarray(AdQ[:, j]), col)
+        B[j] = col
     Om = np.zeros((n, n))
     for i in range(r):
         for j in range(i):

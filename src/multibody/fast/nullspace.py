@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
 class _FastNullSpace:
     continuation = False
 
@@ -23,6 +22,7 @@ class _FastNullSpace:
         self.A, self.gamma, self.phi = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m)
         self.shift, self.dshift, self.ddf = np.zeros(m), np.zeros(m), np.zeros(m)
         self.paths = [0, 0, 0]
+        self.nf, self.h, self.G = formulation.f, ws.h, np.zeros((m, m))
         d = formulation.generic_rank if self.continuation else min(m, n)
         self.x, self.K = np.zeros(d), np.zeros((d, d))      # power-iteration warm start, Gram matrix
 
@@ -43,17 +43,36 @@ class _FastNullSpace:
         min_norm_multipliers(np.ascontiguousarray(A), np.ascontiguousarray(b), rtol, lam)
         return lam
 
-    def position_error(self, x, err, m, weight):
-        """err (n,) of the positions with its part in the row space of the holonomic rows A[:m] at x scaled by
-        ``weight`` (the nullspace formulations' error filter; project_kernels.row_space_filter)."""
-        from .kernels import assemble
-        from .project_kernels import ROW_SPACE_REL, row_space_filter
-        p, n = self.pack, x.shape[0]
-        self.qe[:n], self.qe[n], self.ve[:] = x, 0.0, 0.0
-        assemble(self.qe, self.ve, p.prim, p.pval, p.mcols, p.mloc, p.mvec, self.A, self.gamma)
-        tangent = row_space_filter(np.ascontiguousarray(self.A[:m, :n]), np.ascontiguousarray(err),
-                                   ROW_SPACE_REL)
-        return tangent + weight * (err - tangent)
+    def tangent_error(self, x, err, flow, weight):
+        """err = [positions, w, (flow) vec(T)] after the null-space formulations' error filter
+        (nullspace_kernels.tangent_filter: the positions' part in the row space of A(x) scaled by ``weight``, w kept,
+        T's part in the row space removed), or None for a model with nonholonomic rows (the reference filters)."""
+        from .nullspace_kernels import tangent_filter
+        from .project_kernels import ROW_SPACE_REL
+        p, n, m = self.pack, x.shape[0], self.A.shape[0]
+        if self.h:
+            return None
+        out = err.copy()
+        tangent_filter(x, out, self.nf, flow, weight, ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec,
+                       self.qe, self.ve, self.A, self.gamma, self.G)
+        return out
+
+
+    def crossing_sigma(self, t, history, r, tol, length):
+        """sigma_r at the projected Hermite interpolant of the tracker's three states at t (nullspace_kernels.
+        crossing_sigma; formulations.singular.SingularTracker's objective), or None where the projection failed or
+        the model has nonholonomic rows (the reference then runs)."""
+        from ..kinematics import PINNED_DRIFT
+        from .nullspace_kernels import crossing_sigma
+        if self.h:
+            return None
+        p = self.pack
+        ts, xs, vs = (np.array([h[k] for h in history]) for k in range(3))
+        p.drive(t, self.shift, self.dshift, self.ddf)
+        value, ok = crossing_sigma(t, ts, xs, vs, r, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift,
+                                   tol.position * length, tol.pin * PINNED_DRIFT * length, tol.max_iterations,
+                                   tol.polish, tol.pin, self.qe, self.ve, self.A, self.gamma, self.phi)
+        return value if ok else None
 
 
 class FastContinuationRhs(_FastNullSpace):
@@ -67,10 +86,15 @@ class FastContinuationRhs(_FastNullSpace):
         super().__init__(formulation)
         self.kernel, self._chart, self._basis = continuation_rhs, None, None
 
-    def dynamics(self, t, y, chart):
+    def basis(self, chart):
+        """(Q1, T) of the chart, contiguous: copied once per basis (once per step; a chart differs from the step's
+        only by Omega)."""
         if self._chart is None or chart.Q1 is not self._chart.Q1 or chart.T is not self._chart.T:
             self._chart, self._basis = chart, (np.ascontiguousarray(chart.Q1), np.ascontiguousarray(chart.T))
-            # contiguous copies once per basis (once per step; a chart differs from the step's only by Omega)
+        return self._basis
+
+    def dynamics(self, t, y, chart):
+        self.basis(chart)
         p = self.pack
         p.drive(t, self.shift, self.dshift, self.ddf)
         out = self.kernel(y, self.ddf, self.dshift, p.prim, p.pval, p.mcols, p.mloc, p.mvec, p.M, p.diag, p.f,
@@ -110,6 +134,54 @@ class FastFlowRhs(_FastNullSpace):
         out = self.kernel(y, self.f, self.r, self.ddf, self.dshift, p.prim, p.pval, p.mcols, p.mloc, p.mvec, p.M, p.diag,
                           p.f, self.rel, self.tau, self.qe, self.ve, self.A, self.gamma, self.x, self.K)
         return out if out[2] >= 0 else None
+
+
+class NullSpaceAttempts:
+    """``(t, y, h_abs, bounds, K, error_prev) -> kernel result`` (:func:`.nullspace_rk.ns_attempts`; the interface of
+    :class:`.rk.CompiledAttempts`, for integrate.explicit_compiled.CompiledRungeKutta) of a NullSpace formulation
+    whose :func:`attempts_apply`; a state of another length (the singular window's [q, v]) is handed back at once."""
+
+    def __init__(self, formulation, tableau, rtol: float, atol: float, controller, shift: float, floor: float,
+                 stretch: float):
+        from ..linalg.rank import NORMAL_ERROR_WEIGHT
+        from . import nullspace_rk, rk_kernels
+        from .project_kernels import ROW_SPACE_REL
+        self.form, self.rhs, self.kernel = formulation, formulation.fast_rhs, nullspace_rk.ns_attempts
+        self.OK, self.HAND_BACK, self.FILTER_DECLINED = rk_kernels.OK, rk_kernels.HAND_BACK, rk_kernels.FILTER_DECLINED
+        self.tab = (np.ascontiguousarray(tableau.c), np.ascontiguousarray(tableau.a), np.ascontiguousarray(tableau.b),
+                    np.ascontiguousarray(tableau.e), int(tableau.n_stages), bool(tableau.fsal),
+                    int(tableau.error_order), float(stretch))
+        self.ctrl = (float(controller.safety), float(controller.min_factor), float(controller.max_factor),
+                     float(controller.beta), float(shift), float(floor))
+        self.tols, self.counts = (float(rtol), float(atol)), np.zeros(2, np.int64)
+        n, m, nf, p, r = formulation.model.n, formulation.ws.m, formulation.f, self.rhs.pack, self.rhs
+        self.filt = (float(NORMAL_ERROR_WEIGHT), ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec,
+                     np.zeros(n + 1), np.zeros(n + 1), np.zeros((m, n + 1)), np.zeros(m), np.zeros((m, m)))
+        self.length = n + nf if r.continuation else n + nf + n * nf
+        model = (r.ddf, r.dshift, p.prim, p.pval, p.mcols, p.mloc, p.mvec, p.M, p.diag, p.f)
+        work = (r.rel, r.tau, r.qe, r.ve, r.A, r.gamma, r.x, r.K)
+        self.fargs = (nf, formulation.generic_rank) + model + work
+        self.cargs = model + (np.zeros((n, 0)), np.zeros((n, 0))) + work
+
+    def __call__(self, t, y, h_abs, bounds, K, error_prev):
+        if y.shape[0] != self.length:
+            return self.HAND_BACK, t, y, h_abs, 0.0, 0.0, 0, 0, False
+        r, cargs = self.rhs, self.cargs
+        if r.continuation:
+            cargs = cargs[:10] + r.basis(self.form._chart_at(t)) + cargs[12:]
+        before = self.counts.copy()
+        out = self.kernel(t, y, h_abs, bounds, self.tab, self.ctrl + (-1.0 if error_prev is None else error_prev,),
+                          self.tols, K, self.form.f, r.continuation, cargs, self.fargs, self.filt, self.counts)
+        r.paths[0] += int(self.counts[0] - before[0])
+        r.paths[1] += int(self.counts[1] - before[1])
+        return out
+
+
+def attempts_apply(formulation) -> bool:
+    """True when :class:`NullSpaceAttempts` reproduces the formulation's steps: a compiled right-hand side, only
+    holonomic rows (the kernel's error filter) and no prescribed motions (their f(t) is evaluated in Python)."""
+    r = getattr(formulation, "fast_rhs", None)
+    return isinstance(r, _FastNullSpace) and not formulation.ws.h and not r.pack.motions
 
 
 def fast_nullspace_rhs(formulation, continuation: bool):

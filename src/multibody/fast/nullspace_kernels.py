@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 
 from .kernels import assemble, cholesky, cholesky_solve
-from .step_kernels import constraint_phi
+from .project_kernels import project_positions
+from .step_kernels import MIN_NORM_PIVOT_RATIO, constraint_phi, gram_cholesky, normal_solve
 
 #: the regularised pseudo-inverse is formed from the Cholesky factor of the Gram matrix while its smallest
 #: pivot ratio (an optimistic estimate of 1 / cond(B)^2) is >= this; below it from the SVD, as the reference does
@@ -305,3 +306,90 @@ def flow_rhs(y, nf, r, ddf, dshift, prim, pval, mcols, mloc, mvec, M, diag, f, r
     acc[:] = a_perp
     _matvec(T, z, acc, True)
     return out, acc, path, z
+
+
+@njit(cache=True)
+def _normal_part(A, n, gram, G, Wt, k, x, out):
+    """out (n,) = A^+ A x, the part of x in the row space of A (m, n + 1; column n unused): by the normal equations
+    applied twice (step_kernels.tangent_error: "twice is enough", round-off ~ eps cond(A)) where ``gram`` (G the
+    Cholesky factor of A A^T), else from the first k rows of the SVD's Wt (project_kernels.row_space_filter)."""
+    out[:] = 0.0
+    if gram:
+        r, ax, dx = x.copy(), np.empty(A.shape[0]), np.empty(n)
+        for _ in range(2):
+            for i in range(A.shape[0]):
+                s = 0.0
+                for j in range(n):
+                    s += A[i, j] * r[j]
+                ax[i] = s
+            normal_solve(A, n, G, ax, False, dx)
+            for j in range(n):
+                r[j] -= dx[j]
+                out[j] += dx[j]
+        return
+    for i in range(k):
+        c = 0.0
+        for j in range(n):
+            c += Wt[i, j] * x[j]
+        for j in range(n):
+            out[j] += Wt[i, j] * c
+
+
+@njit(cache=True)
+def tangent_filter(x, err, nf, flow, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G):
+    """The null-space formulations' error filter, in place on err = [positions (n), w (f), (flow) vec(T) (n f)]: the
+    positions' part in the row space of A(x) weighted by ``weight``, w kept, and (``flow``) each column of T without
+    its part in the row space (ContinuationEquations._position_error, NullSpaceEquations._tangent_error; the row
+    space of the SVD's singular values above rel s_1, by the normal equations where A A^T is well conditioned: the
+    same projector). A (m, n + 1) holds only holonomic rows (the caller's condition)."""
+    n = qe.shape[0] - 1
+    qe[:n] = x
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    gram = gram_cholesky(A, n, MIN_NORM_PIVOT_RATIO, G)
+    Wt, k = np.zeros((0, n)), 0
+    if not gram:
+        _, s, Wt = np.linalg.svd(np.ascontiguousarray(A[:, :n]), full_matrices=False)
+        if s.shape[0] and s[0] > 0.0:
+            for i in range(s.shape[0]):
+                if s[i] > rel * s[0]:
+                    k += 1
+    normal = np.empty(n)
+    _normal_part(A, n, gram, G, Wt, k, err[:n].copy(), normal)
+    for j in range(n):
+        err[j] -= (1.0 - weight) * normal[j]
+    if not flow:
+        return
+    col = np.empty(n)
+    for c in range(nf):
+        for i in range(n):
+            col[i] = err[n + nf + i * nf + c]
+        _normal_part(A, n, gram, G, Wt, k, col, normal)
+        for i in range(n):
+            err[n + nf + i * nf + c] -= normal[i]
+
+
+@njit(cache=True)
+def crossing_sigma(t, hist_t, hist_x, hist_v, r, prim, pval, poff, mcols, mloc, mvec, shift, limit, drift, iterations,
+                   polish, pin, qe, ve, A, gamma, phi):
+    """(sigma_r of A at x(t), ok): x(t) the cubic Hermite interpolant of the three accepted states (hist_t (3,),
+    hist_x, hist_v (3, n)) on the piece containing t, projected onto Phi = 0 (project_kernels.project_positions with
+    the arguments of fast.packed.CompiledWorkspace.solve_positions); the singular tracker's objective
+    (formulations.singular: SingularTracker._position, _sigmas). ok False where the projection failed."""
+    k = 0 if t <= hist_t[1] else 1
+    h = hist_t[k + 1] - hist_t[k]
+    s = (t - hist_t[k]) / h
+    h00, h10 = 2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s
+    h01, h11 = -2 * s ** 3 + 3 * s ** 2, s ** 3 - s ** 2
+    x = h00 * hist_x[k] + h10 * h * hist_v[k] + h01 * hist_x[k + 1] + h11 * h * hist_v[k + 1]
+    if not project_positions(x, prim, pval, poff, mcols, mloc, mvec, shift, limit, drift, iterations, polish, pin, qe,
+                             ve, A, gamma, phi):
+        return 0.0, False
+    n = x.shape[0]
+    qe[:n] = x
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    sv = np.linalg.svd(np.ascontiguousarray(A[:, :n]))[1]
+    return sv[r - 1], True

@@ -119,6 +119,12 @@ class NullSpaceEquations(Formulation):
         self.fast_rhs = fast_nullspace_rhs(self, continuation=False)
         return np.concatenate([q, w, T.ravel()])
 
+    def compiled_attempts(self):
+        """The compiled step attempts (fast.nullspace.NullSpaceAttempts) where they reproduce this formulation's
+        right-hand side and error filter (fast.nullspace.attempts_apply), else None (integrate.explicit_compiled)."""
+        from ..fast.nullspace import NullSpaceAttempts, attempts_apply
+        return NullSpaceAttempts if attempts_apply(self) else None
+
     def unpack(self, y):
         """(x (n,), w (f,), T (n, f)) of the ODE state."""
         n, f = self.model.n, self.f
@@ -136,7 +142,7 @@ class NullSpaceEquations(Formulation):
         else:
             x, w, T = self.unpack(y)
             xdot = self._velocity(t, x, w, T)[0]
-        self._memo = (t, y.copy(), xdot.copy())
+        self._memo = (t, y.copy(), xdot.copy(), out)
         return y[:n], xdot
 
     def _velocity(self, t, x, w, T):
@@ -183,6 +189,10 @@ class NullSpaceEquations(Formulation):
 
     def rhs(self, t, y):
         self.nfev += 1
+        memo = self._memo       # the state after_step evaluated last (the stepper's first stage after it)
+        if memo is not None and memo[3] is not None and memo[0] == t and np.array_equal(memo[1], y):
+            self.fast_rhs.paths[memo[3][2]] += 1
+            return memo[3][0].copy()
         out = self.fast_rhs(t, y) if self.fast_rhs is not None else None
         if out is not None:         # compiled: the same numbers up to round-off (tests/test_fast_nullspace.py)
             return out[0]
@@ -210,21 +220,18 @@ class NullSpaceEquations(Formulation):
         pqr = self._qr(A)
         T_new = self._next_basis(T, A, pqr)
         w, T = T_new.T @ (T @ w), T_new     # the same physical velocity, in the new basis (its tangent part)
-        prev = self._last
-        self._store(t, pqr, w, T)
-        self._note_jump(t, w, prev[3])
-        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
         y = np.concatenate([x, w, T.ravel()])
-        self.tracker.accepted(t, x, self.split(t, y)[1], T)
+        self._accept_basis(t, x, self.split(t, y)[1], pqr, w, T, A)
         return y
 
-    def _accept_basis(self, t, x, v, pqr, w, T) -> None:
-        """Keep an accepted state's rank, R diagonal, w and T; note the jump of w; feed the singular tracker."""
+    def _accept_basis(self, t, x, v, pqr, w, T, A=None) -> None:
+        """Keep an accepted state's rank, R diagonal, w and T; note the jump of w; feed the singular tracker (A: the
+        constraint Jacobian at x)."""
         prev = self._last
         self._store(t, pqr, w, T)
         self._note_jump(t, w, prev[3])
         self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
-        self.tracker.accepted(t, x, v, T)
+        self.tracker.accepted(t, x, v, T, A)
 
     def _next_basis(self, T, A, pqr):
         """The basis at an accepted state: App. A from T (``flow``, or ``recompute`` under its guard), else the fresh
@@ -265,6 +272,9 @@ class NullSpaceEquations(Formulation):
         0.15 s to 1 s onto the mirror assembly) and without the normal part of T (re-orthogonalisation). The
         error of w and the tangential one of T are kept."""
         n = self.model.n
+        fast = self.fast_rhs.tangent_error(y[:n], err, True, NORMAL_ERROR_WEIGHT) if self.fast_rhs else None
+        if fast is not None:        # compiled: the same projector (tests/test_fast_nullspace.py)
+            return fast
         out = err.copy()
         A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
         tangent = row_space_filter(A[: self.ws.m], err[:n])        # positions: holonomic normal only
@@ -301,7 +311,23 @@ class NullSpaceEquations(Formulation):
         }
 
 
-class NullSpace(CrossingWindow, NullSpaceEquations):
+class TrackedRatio:
+    """Mixin before :class:`.crossing_window.CrossingWindow`: its rho = sigma_r / sigma_1 of the holonomic rows at an
+    accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) from the singular values the
+    singular tracker took of the same A there (without nonholonomic rows C = A): one SVD per accepted state, not two."""
+
+    def _ratio(self, t, q):
+        kept = self.tracker.accepted_values
+        if self.ws.h or kept is None or kept[0] != t or not np.array_equal(kept[1], q):
+            return super()._ratio(t, q)
+        s = kept[2]
+        if not s.size or s[0] <= 0:
+            return 1.0
+        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
+        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
+
+
+class NullSpace(TrackedRatio, CrossingWindow, NullSpaceEquations):
     """``--formulation nullspace --basis flow|recompute``: the equations of the module docstring with the singular
     window of :mod:`.crossing_window`: near a singular configuration, where A^+ gamma and A^+ A' T carry round-off
     ~eps / sigma_r^2, the lagrange equations carry [q, v] while the basis is continued by App. A at every accepted
@@ -318,7 +344,7 @@ class NullSpace(CrossingWindow, NullSpaceEquations):
         pqr, T = self._qr(A), self._last[4]
         T = self._next_basis(T, A, pqr) if self.f else T
         w = T.T @ v
-        self._accept_basis(t, q, v, pqr, w, T)
+        self._accept_basis(t, q, v, pqr, w, T, A)
         return T, w
 
     def _resume(self, t, q, v):

@@ -38,7 +38,7 @@ from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_co
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
 from .crossing_window import CrossingWindow
-from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations, TrackedRatio
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,9 @@ class ContinuationEquations(NullSpaceEquations):
 
     def _chart_at(self, t) -> Chart:
         """The chart of the step containing t: the newest one from t on, an older one before it."""
+        newest = self._charts[-1]
+        if newest.t <= t:               # the stages of the current step: no search
+            return newest
         return next((c for c in reversed(self._charts) if c.t <= t), self._charts[0])
 
     def continued_basis(self, t) -> np.ndarray:
@@ -141,6 +144,11 @@ class ContinuationEquations(NullSpaceEquations):
         # the chart of the step containing t: a stepper's dense output may evaluate stages of a step after its
         # after_step (dop853's extra stages), in that step's chart
         chart = self._chart_at(t)
+        memo = self._memo       # the state after_step evaluated last (the stepper's first stage after it)
+        if memo is not None and memo[5] is not None and memo[0] == t and memo[1] is chart.Q1 \
+                and memo[2] is chart.T and np.array_equal(memo[3], y):
+            self.fast_rhs.paths[memo[5][2]] += 1
+            return memo[5][0].copy()
         out = self.fast_rhs(t, y, chart) if self.fast_rhs is not None else None
         if out is not None:         # compiled: the same numbers up to round-off (tests/test_fast_nullspace.py)
             return out[0]
@@ -193,7 +201,7 @@ class ContinuationEquations(NullSpaceEquations):
         w = T.T @ v
         v = self._xdot(t, np.concatenate([x, w]), Chart(t, Q1, T, old.Omega))
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, x, v, pqr, Q1, T))]
-        self._accept_basis(t, x, v, pqr, w, T)
+        self._accept_basis(t, x, v, pqr, w, T, A)
         return np.concatenate([x, w])
 
     def _continue_basis(self, old, h, Q1):
@@ -231,17 +239,17 @@ class ContinuationEquations(NullSpaceEquations):
         """The local error with the normal part of x weighted by NORMAL_ERROR_WEIGHT (as in :mod:`.nullspace`);
         the error of w is kept whole."""
         n = self.model.n
+        fast = self.fast_rhs.tangent_error(y[:n], err, False, NORMAL_ERROR_WEIGHT) if self.fast_rhs else None
+        if fast is not None:
+            return fast
         out = err.copy()
-        if self.fast_rhs is not None:
-            out[:n] = self.fast_rhs.position_error(y[:n], err[:n], self.ws.m, NORMAL_ERROR_WEIGHT)
-            return out
         A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
         tangent = row_space_filter(A[: self.ws.m], err[:n])
         out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
         return out
 
 
-class ContinuationNullSpace(CrossingWindow, ContinuationEquations):
+class ContinuationNullSpace(TrackedRatio, CrossingWindow, ContinuationEquations):
     """``--formulation nullspace --basis continuation`` (module docstring) with the singular window of
     :mod:`.crossing_window`: inside it the lagrange equations carry [q, v] and the chart is continued by eq. 22 and
     App. A at every accepted state; behind it the run resumes in the newest chart with w = T^T v."""
@@ -253,12 +261,13 @@ class ContinuationNullSpace(CrossingWindow, ContinuationEquations):
         """The chart at an accepted state inside the window (eq. 22, App. A; Omega of eqs 19-20), w = T^T v, rank,
         R's diagonal and the singular tracker, as in ``after_step``; returns w."""
         old, r = self._chart, self.generic_rank
-        pqr = self._qr(self.ws.velocity_constraints(t, q, v)[1])
+        A = self.ws.velocity_constraints(t, q, v)[1]
+        pqr = self._qr(A)
         Q1 = pqr.Q[:, :r]
         T = self._continue_basis(old, t - old.t, Q1) if self.f else old.T
         w = T.T @ v
         self._charts = self._charts[-2:] + [Chart(t, Q1, T, self._omega(t, q, v, pqr, Q1, T))]
-        self._accept_basis(t, q, v, pqr, w, T)
+        self._accept_basis(t, q, v, pqr, w, T, A)
         return w
 
     def _resume(self, t, q, v):

@@ -73,16 +73,21 @@ class SingularTracker:
     def __init__(self, form, *, screen: float = 0.2):
         self.form, self.screen = form, screen
         self.history: list[tuple] = []     # (t, x, x', T, sigma_r, sigma_1), last three accepted
+        self.values, self.accepted_values = None, None
 
-    def _sigmas(self, t, x):
-        s = np.linalg.svd(self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1], compute_uv=False)
+    def _sigmas(self, t, x, A=None):
+        """(sigma_r, sigma_1) of A at x (``A``: already evaluated there by the caller)."""
+        A = self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1] if A is None else A
+        s = self.values = np.linalg.svd(A, compute_uv=False)
         r = self.form.generic_rank
         return (s[r - 1] if r else 0.0), (s[0] if s.size else 0.0)
 
-    def accepted(self, t, x, v, T):
+    def accepted(self, t, x, v, T, A=None):
+        """An accepted state (x, x', T; ``A``: the constraint Jacobian at x, if the caller has it)."""
         if self.form.generic_rank == 0:
             return
-        self.history = (self.history + [(t, x.copy(), v.copy(), T.copy(), *self._sigmas(t, x))])[-3:]
+        self.history = (self.history + [(t, x.copy(), v.copy(), T.copy(), *self._sigmas(t, x, A))])[-3:]
+        self.accepted_values = (t, self.history[-1][1], self.values)     # A's singular values at this state
         if len(self.history) < 3:
             return
         (_, _, _, _, s0, _), (_, _, _, _, s1, big), (_, _, _, _, s2, _) = self.history
@@ -95,10 +100,18 @@ class SingularTracker:
         f = self.form
         return solve_positions(f.model, guess, t, ws=f.ws, tol=f.projection_tol)
 
+    def _objective(self, t) -> float:
+        """sigma_r at the projected interpolant at t: one compiled call where the formulation has it
+        (fast.nullspace: the same projection and singular values), else _sigmas(_position(t))."""
+        f = self.form
+        fast = getattr(f.fast_rhs, "crossing_sigma", None)
+        value = fast(t, self.history, f.generic_rank, f.projection_tol, f.model.length_scale) if fast else None
+        return self._sigmas(t, self._position(t))[0] if value is None else value
+
     def _locate(self):
         t_a, t_c = self.history[0][0], self.history[2][0]
         try:
-            t_star = golden_min(lambda t: self._sigmas(t, self._position(t))[0], t_a, t_c)
+            t_star = golden_min(self._objective, t_a, t_c)
             x = self._position(t_star)
         except MultibodyError:
             return

@@ -19,13 +19,13 @@ class CompiledRungeKutta(RungeKutta):
     """RungeKutta on ``form.rhs`` with ``form.error_filter``, its attempts by :class:`multibody.fast.rk.CompiledAttempts`."""
 
     def __init__(self, form, t0, y0, t_bound, *, tableau, rtol, atol, max_step=np.inf,
-                 controller=StepController()):
+                 controller=StepController(), attempts=None):
         from ..fast.rk import CompiledAttempts
         super().__init__(form.rhs, t0, y0, t_bound, tableau=tableau, rtol=rtol, atol=atol, controller=controller,
                          max_step=max_step, error_filter=form.error_filter)
         self.form = form
-        self.compiled = CompiledAttempts(form, self.tableau, self.rtol, self.atol, controller, PI_ALPHA_SHIFT,
-                                         ERROR_NORM_FLOOR, LAST_STEP_STRETCH)
+        self.compiled = (attempts or CompiledAttempts)(form, self.tableau, self.rtol, self.atol, controller,
+                                                       PI_ALPHA_SHIFT, ERROR_NORM_FLOOR, LAST_STEP_STRETCH)
 
     def _adaptive_attempts(self, t, y, h_abs=None, rejected=False):
         h_abs = min(abs(self.h), self.max_step) if h_abs is None else h_abs
@@ -60,9 +60,11 @@ def compiled_runge_kutta(form, t0, y0, t_bound, tableau, o) -> CompiledRungeKutt
     with a tableau without DOP853's second estimate and a scalar atol; else None (the caller's RungeKutta)."""
     from ..fast.rk import applies
     tab = TABLEAUX[tableau] if isinstance(tableau, str) else tableau
-    if o.step is not None or tab.e is None or tab.e3 is not None or np.ndim(o.atol) or not applies(form):
+    own = getattr(form, "compiled_attempts", lambda: None)()     # e.g. fast.nullspace.NullSpaceAttempts
+    if o.step is not None or tab.e is None or tab.e3 is not None or np.ndim(o.atol) or not (own or applies(form)):
         return None
-    if form.error_filter is not None and getattr(form.error_filter, "__func__", None) is not \
+    if own is None and form.error_filter is not None and getattr(form.error_filter, "__func__", None) is not \
             getattr(type(form), "_tangent_error", None):
         return None
-    return CompiledRungeKutta(form, t0, y0, t_bound, tableau=tab, rtol=o.rtol, atol=o.atol, max_step=o.max_step)
+    return CompiledRungeKutta(form, t0, y0, t_bound, tableau=tab, rtol=o.rtol, atol=o.atol, max_step=o.max_step,
+                              attempts=own)
