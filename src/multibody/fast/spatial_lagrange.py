@@ -71,10 +71,16 @@ class SpatialLagrangeRhs:
         self.paths = [0, 0]
         self.minv, self._rows = np.ascontiguousarray(np.diag(self.Minv)), (None, None)
 
+    def rows(self) -> np.ndarray:
+        """The formulation's active rows in the solve's order (reverse Cuthill-McKee), prepared anew when the
+        formulation chose new ones (Lagrange._choose_rows assigns a new array)."""
+        if self._rows[0] is not self.formulation.active:
+            self._prepare(self.formulation.active)
+        return self._rows[1]
+
     def __call__(self, t, y):
         form = self.formulation
-        if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
-            self._prepare(form.active)
+        self.rows()
         if y.dtype != np.float64 or not y.flags.c_contiguous:
             y = np.ascontiguousarray(y, dtype=np.float64)
         out = np.empty(2 * self.table.n)

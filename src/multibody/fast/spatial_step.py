@@ -47,8 +47,12 @@ class SpatialStep:
         self.declined, self.chosen, self.rechosen = 0, None, 0
         self._rows = (None, None, None)
 
+    def rows(self) -> np.ndarray:
+        """The formulation's active rows in reverse Cuthill-McKee order (int64), those of every solve here."""
+        return self._active()[0]
+
     def _active(self):
-        """(active rows, dropped kept rows) as int64 arrays; the workspaces sliced to the active rows."""
+        """(active rows, dropped kept rows, their number) as int64 arrays and an int."""
         form = self.form
         if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
             active = rcm_rows(self.rhs.table, form.active)
