@@ -25,10 +25,8 @@ class SpatialAttempts:
         rhs, step = formulation.fast_rhs, formulation.fast_step
         self.kernel, self.counts, self.rhs, self.step = k.spatial_attempts, np.zeros(1, np.int64), rhs, step
         self.OK, self.FILTER_DECLINED = k.OK, k.FILTER_DECLINED
-        self.qtab = rhs.table.tab
-        self.mass = (rhs.minv, rhs.Minv, rhs.diag, rhs.f, rhs.tau)
-        self.work = (rhs.phi, rhs.G, rhs.gamma, rhs.A, rhs.ga, rhs.B, rhs.S, rhs.lam)
-        self.filt = (float(NORMAL_ERROR_WEIGHT), step.tau, step.phi, step.G, step.X, step.Gc, step.r, step.dx)
+        self.qtab, self.mass = rhs.table.tab, rhs.mass
+        self.weight = float(NORMAL_ERROR_WEIGHT)
         self.use_filter = formulation.error_filter is not None
         self.tab = (np.ascontiguousarray(tableau.c), np.ascontiguousarray(tableau.a), np.ascontiguousarray(tableau.b),
                     np.ascontiguousarray(tableau.e), int(tableau.n_stages), bool(tableau.fsal),
@@ -38,10 +36,11 @@ class SpatialAttempts:
         self.tols = (float(rtol), float(atol))
 
     def __call__(self, t, y, h_abs, bounds, K, error_prev):
-        rows, filter_rows = self.rhs.rows(), self.step.rows()
+        (pattern, work), (filter_pattern, (xv, L, r)) = self.rhs.rows(), self.step.rows()
+        filt = (self.weight, self.step.tau, xv, L, r, self.step.dx)
         before = int(self.counts[0])
         out = self.kernel(t, y, h_abs, bounds, self.tab, self.ctrl + (-1.0 if error_prev is None else error_prev,),
-                          self.tols, K, rows, self.qtab, self.mass, self.work, self.filt, filter_rows,
+                          self.tols, K, pattern.pat, self.qtab, self.mass, work, filt, filter_pattern.pat,
                           self.use_filter, self.counts)
         self.rhs.paths[0] += int(self.counts[0]) - before
         return out

@@ -2,9 +2,8 @@
 spatial director models (issue 16: "the compiled path covers spatial models too"): the spatial counterpart of
 :func:`.rk_kernels.rk_attempts`, whose controller, error norm and stage combination it calls (one compiled copy of
 each, :func:`.rk_kernels._factor`, :func:`.rk_kernels._error_norm`, :func:`.rk_kernels._combine`), on the compiled
-spatial right-hand side (:func:`.spatial_step_kernels.schur_rhs`, or :func:`.spatial_kernels.lagrange_rhs` for a
-non-diagonal mass matrix, as :class:`.spatial_lagrange.SpatialLagrangeRhs`) and error filter
-(:func:`.spatial_step_kernels.tangent_error`, as :class:`.spatial_step.SpatialStep`).
+spatial right-hand side (:func:`.spatial_sparse.lagrange_rhs_at`, as :class:`.spatial_lagrange.SpatialLagrangeRhs`)
+and error filter (:func:`.spatial_sparse.sparse_tangent_error`, as :class:`.spatial_step.SpatialStep`).
 
 The readable reference, which defines the numbers, is ``RungeKutta._adaptive_attempts`` with ``_stages`` and
 ``_error_norm`` (integrate/explicit.py: Hairer, Norsett & Wanner, Solving ODEs I, Sect. II.4 error norm (4.11) and
@@ -20,32 +19,13 @@ import numpy as np
 from numba import njit
 
 from .rk_kernels import FILTER_DECLINED, HAND_BACK, OK, _combine, _error_norm, _factor
-from .spatial_kernels import lagrange_rhs
-from .spatial_step_kernels import schur_rhs, tangent_error
+from .spatial_sparse import lagrange_rhs_at, sparse_tangent_error
 
 __all__ = ["OK", "HAND_BACK", "FILTER_DECLINED", "spatial_attempts"]
 
 
 @njit(cache=True)
-def _rhs(y, rows, qtab, mass, work, out):
-    """out <- y' = [v, q''] (SpatialLagrangeRhs's kernel: schur_rhs for a diagonal M, else lagrange_rhs) on the
-    rows ``rows``; False if the Schur solve declined or y' is not finite (the reference then takes the attempt).
-    mass (minv (n,), Minv (n, n), diag, f, tau); work (phi, G, gamma, A (m, n + 1), ga, B, S, lam)."""
-    hk, hi, hj, hv, gk, gi, gv, c = qtab
-    minv, Minv, diag, f, tau = mass
-    phi, G, gamma, A, ga, B, S, lam = work
-    n, r = f.shape[0], rows.shape[0]
-    if diag:
-        ok = schur_rhs(y, rows, hk, hi, hj, hv, gk, gi, gv, c, minv, f, tau, phi, G, gamma, A[:r, :n], ga[:r],
-                       B[:r], S[:r, :r], lam[:r], out)
-    else:
-        ok = lagrange_rhs(y, rows, hk, hi, hj, hv, gk, gi, gv, c, Minv, diag, f, tau, phi, G, gamma, A[:r], ga[:r],
-                          B[:r], S[:r, :r], lam[:r], out)
-    return ok and np.all(np.isfinite(out))
-
-
-@njit(cache=True)
-def _stages(y, h, tab, K, rows, qtab, mass, work, counts, y_new):
+def _stages(y, h, tab, K, pat, qtab, mass, work, counts, y_new):
     """K[1:s] and y_new of a step of size h (RungeKutta._stages; the spatial models supported are autonomous, so
     the stage times do not enter); False if a stage's right-hand side is not valid. counts[0]: evaluations."""
     c, a, b, e, s, fsal, order, stretch = tab
@@ -53,13 +33,13 @@ def _stages(y, h, tab, K, rows, qtab, mass, work, counts, y_new):
     ys, out = np.empty(y.shape[0]), np.empty(y.shape[0])
     for i in range(1, last):
         _combine(y, h, a[i], K, i, ys)
-        if not _rhs(ys, rows, qtab, mass, work, out):
+        if not lagrange_rhs_at(ys, pat, qtab, mass, work, out):
             return False
         counts[0] += 1
         K[i] = out
     _combine(y, h, b, K, last, y_new)
     if fsal:
-        if not _rhs(y_new, rows, qtab, mass, work, out):
+        if not lagrange_rhs_at(y_new, pat, qtab, mass, work, out):
             return False
         counts[0] += 1
         K[s - 1] = out
@@ -67,24 +47,24 @@ def _stages(y, h, tab, K, rows, qtab, mass, work, counts, y_new):
 
 
 @njit(cache=True)
-def _filter(y, err, rows, qtab, filt, out):
-    """err <- Lagrange._tangent_error's filtered error (spatial_step_kernels.tangent_error with filt = (weight,
-    tau, phi, G, X, Gc, ax, dx)); False where it declines (X X^T ill-conditioned)."""
-    weight, tau, phi, G, X, Gc, ax, dx = filt
-    r = rows.shape[0]
-    if not tangent_error(y, err, weight, rows, qtab, tau, phi, G, X[:r], Gc[:r, :r], ax[:r], dx, out):
+def _filter(y, err, pat, qtab, filt, out):
+    """err <- Lagrange._tangent_error's filtered error (spatial_sparse.sparse_tangent_error with filt = (weight,
+    tau, xv, L, ax, dx)); False where it declines (X X^T ill-conditioned)."""
+    weight, tau, xv, L, ax, dx = filt
+    if not sparse_tangent_error(y, err, weight, pat, qtab, tau, xv, L, ax, dx, out):
         return False
     err[:] = out
     return True
 
 
 @njit(cache=True)
-def spatial_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, rows, qtab, mass, work, filt, filter_rows,
+def spatial_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, pat, qtab, mass, work, filt, filter_pat,
                      use_filter, counts):
     """Attempts of one step from (t, y) starting with |h| = h_abs until one is accepted (error norm <= 1), as
     rk_kernels.rk_attempts (same bounds, tab, ctrl, tols, K and results) with the spatial right-hand side on the
-    rows ``rows`` (:func:`_rhs`; qtab the packed table fast.spatial.QuadraticTable.tab) and, with use_filter,
-    the spatial error filter on the rows ``filter_rows`` (:func:`_filter`). Returns (status, t_new, y_new, h_abs,
+    rows of ``pat`` (spatial_sparse.lagrange_rhs_at with its mass and work; qtab the packed table
+    fast.spatial.QuadraticTable.tab) and, with use_filter, the spatial error filter on the rows of ``filter_pat``
+    (:func:`_filter`). Returns (status, t_new, y_new, h_abs,
     h_next, err, rejected attempts, rhs evaluations, rejected)."""
     t_bound, direction, min_step, max_step = bounds
     order = tab[6]
@@ -99,12 +79,12 @@ def spatial_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, rows, qtab, mass, 
             t_new = t_bound
         h_abs = abs(t_new - t)
         before = counts[0]
-        ok = _stages(y, t_new - t, tab, K, rows, qtab, mass, work, counts, y_new)
+        ok = _stages(y, t_new - t, tab, K, pat, qtab, mass, work, counts, y_new)
         nfev += counts[0] - before
         if not ok:
             return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
         _combine(np.empty(0), t_new - t, tab[3], K, tab[4], err_vec)
-        if use_filter and not _filter(y_new, err_vec, filter_rows, qtab, filt, filtered):
+        if use_filter and not _filter(y_new, err_vec, filter_pat, qtab, filt, filtered):
             return FILTER_DECLINED, t_new, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
         err = _error_norm(err_vec, y, y_new, tols[0], tols[1])
         if err <= 1.0:
