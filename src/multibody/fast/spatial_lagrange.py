@@ -113,4 +113,7 @@ def spatial_lagrange_rhs(formulation) -> SpatialLagrangeRhs | None:
     rhs = SpatialLagrangeRhs(formulation, table)
     # the per-step work (projection, crossing monitor, output) evaluates the constraints in compiled calls too
     formulation.ws = SpatialWorkspace(formulation.model, rhs.table)
+    # the recorder's reaction-uniqueness flags: one pivoted QR per stored state instead of three SVDs
+    from .spatial_flags import SpatialReactionFlags
+    formulation.reaction_flags = SpatialReactionFlags
     return rhs
