@@ -202,9 +202,10 @@ def sparse_tangent_error(y, err, weight, pat, tab, tau, xv, L, ax, dx, out):
 
 
 @njit(cache=True)
-def _gauss_newton(q, pat, phi, xv, tau, L, r, dx):
-    """q -= X^+ phi[rows] (the minimum-norm step); False if X X^T is ill-conditioned."""
-    if factor(xv, pat, L) < tau:
+def _gauss_newton(q, pat, phi, xv, tau, L, r, dx, refactor):
+    """q -= X^T (L L^T)^-1 phi[rows] (the minimum-norm step X^+ phi[rows], L refactored from X first when
+    ``refactor``); False if X X^T is ill-conditioned."""
+    if refactor and factor(xv, pat, L) < tau:
         return False
     rows = pat[0]
     for a in range(rows.shape[0]):
@@ -218,10 +219,13 @@ def _gauss_newton(q, pat, phi, xv, tau, L, r, dx):
 def sparse_project(q, v, pat, tab, limit, iterations, polish, tau, phi, xv, L, r, dx):
     """spatial_step_kernels' projection on X's non-zeros, in place: q onto Phi = 0 (at most ``iterations``
     Gauss-Newton steps until max |Phi| <= limit over all rows, then ``polish`` more, as kinematics.solve_positions /
-    _polish), then v += X^+ (-X v). Returns the smallest Cholesky pivot ratio of X X^T at the projected q, or -1
-    (q, v partly updated) if not converged or X X^T was ill-conditioned (ratio < tau): the caller runs the
-    reference."""
-    converged = False
+    _polish), then v += X^+ (-X v) with X at the projected q. The polish steps keep the factor of X X^T of the last
+    Newton step (refactored only if there was none): they act on a residual below ``limit`` with X within a Newton
+    step of that factor's, so the step's error is that relative change times a residual already at ``limit``
+    (the six-body linkage: ~1e-10 times 1e-12 L), below round-off. Returns the smallest Cholesky pivot ratio of
+    X X^T at the projected q, or -1 (q, v partly updated) if not converged or X X^T was ill-conditioned (ratio <
+    tau): the caller runs the reference."""
+    converged, factored = False, False
     for _ in range(iterations):
         eval_phi(q, tab, phi)
         worst = worst_violation(phi)
@@ -231,8 +235,9 @@ def sparse_project(q, v, pat, tab, limit, iterations, polish, tau, phi, xv, L, r
             converged = True
             break
         eval_rows(q, pat, tab, xv)
-        if not _gauss_newton(q, pat, phi, xv, tau, L, r, dx):
+        if not _gauss_newton(q, pat, phi, xv, tau, L, r, dx, True):
             return -1.0
+        factored = True
     if not converged:
         return -1.0
     for k in range(polish):
@@ -241,8 +246,9 @@ def sparse_project(q, v, pat, tab, limit, iterations, polish, tau, phi, xv, L, r
         if worst_violation(phi) == 0.0:
             break
         eval_rows(q, pat, tab, xv)
-        if not _gauss_newton(q, pat, phi, xv, tau, L, r, dx):
+        if not _gauss_newton(q, pat, phi, xv, tau, L, r, dx, not factored):
             return -1.0
+        factored = True
     eval_rows(q, pat, tab, xv)
     ratio = factor(xv, pat, L)
     if ratio < tau:
