@@ -21,39 +21,42 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .spatial_step_kernels import first_nonzero, gather_rows, gram_factor, rcm_rows
+from .spatial_sparse import eval_rows, factor, row_pattern
 
 
 @njit(cache=True)
-def factor_rows(q, rows, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X, L):
-    """X (r, n) <- Phi_q(q)[rows] from the packed table (spatial_step_kernels.gather_rows), L (r, r) <- lower Cholesky
-    factor of X X^T (spatial_step_kernels.gram_factor). Returns the smallest pivot ratio min_j L_jj^2 / max_j (X X^T)_jj (<= 0
-    if X X^T is not positive definite)."""
-    gather_rows(q, rows, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-    return gram_factor(X, L)
+def factor_rows(q, pat, tab, xv, L):
+    """xv <- the non-zeros of X = Phi_q(q)[rows] (spatial_sparse.eval_rows, pat of fast.spatial_sparse.RowPattern),
+    L (r, r) <- lower Cholesky factor of X X^T within its envelope (spatial_sparse.factor). Returns the smallest
+    pivot ratio min_j L_jj^2 / max_j (X X^T)_jj (<= 0 if X X^T is not positive definite)."""
+    eval_rows(q, pat, tab, xv)
+    return factor(xv, pat, L)
 
 
 @njit(cache=True)
-def relative_change(L, Xa, Xb, w):
-    """|L^-1 (Xb - Xa)|_F (forward substitution column by column, from the column's first non-zero and within L's
-    envelope; w (r,) workspace): an upper bound of |Xa^+ (Xb - Xa)|_2 when L L^T = Xa Xa^T."""
-    r, n = Xa.shape
-    first = np.empty(r, dtype=np.int64)
+def relative_change(L, first, rowptr, col, xa, xb, W):
+    """|L^-1 (Xb - Xa)|_F for Xa, Xb with the non-zeros xa, xb at the same places (CSR lists rowptr, col as in
+    fast.spatial_sparse.RowPattern), L L^T = Xa Xa^T zero left of column first[a] in row a: W (r, n) <- L^-1 (Xb -
+    Xa) by forward substitution a whole row at a time (within L's envelope; the columns' leading zeros stay exact
+    zeros), then the sum of squares column by column. An upper bound of |Xa^+ (Xb - Xa)|_2."""
+    r, n = W.shape
+    W[:, :] = 0.0
     for a in range(r):
-        first[a] = first_nonzero(L, a)
+        for p in range(rowptr[a], rowptr[a + 1]):
+            W[a, col[p]] = xb[p] - xa[p]
+    for a in range(r):
+        for b in range(first[a], a):
+            lab = L[a, b]
+            if lab != 0.0:
+                for j in range(n):
+                    W[a, j] -= lab * W[b, j]
+        d = L[a, a]
+        for j in range(n):
+            W[a, j] /= d
     total = 0.0
-    for i in range(n):
-        start = r         # rows above the column's first non-zero stay zero in L^-1 E (L lower triangular)
+    for j in range(n):
         for a in range(r):
-            if Xb[a, i] != Xa[a, i]:
-                start = a
-                break
-        for a in range(start, r):
-            s = Xb[a, i] - Xa[a, i]
-            for b in range(max(first[a], start), a):
-                s -= L[a, b] * w[b]
-            w[a] = s / L[a, a]
-            total += w[a] * w[a]
+            total += W[a, j] * W[a, j]
     return np.sqrt(total)
 
 
@@ -69,11 +72,13 @@ class DirectorCertificate:
     relative bound is taken for X(t) - X_a ~ s (X_b - X_a); A = Phi_q is affine in q, quadratic constraints)."""
 
     def __init__(self, table, rows, safety: float):
-        self.table, self.rows, self.safety = table, rcm_rows(table, rows), float(safety)
-        r, n = len(self.rows), table.n
-        self.phi, self.G, self.w = np.empty(table.m), np.empty((table.m, n)), np.empty(r)
-        self.now = (np.empty((r, n)), np.empty((r, r)))
-        self.before = (np.empty((r, n)), np.empty((r, r)))
+        self.table, self.safety = table, float(safety)
+        self.pattern = row_pattern(table, rows)     # the rows in reverse Cuthill-McKee order, X's non-zeros
+        self.rows = self.pattern.rows
+        r, nnz = len(self.rows), self.pattern.nnz
+        self.W = np.empty((r, table.n))
+        self.now = (np.empty(nnz), np.zeros((r, r)))
+        self.before = (np.empty(nnz), np.zeros((r, r)))
         self.ok = False
         self.counts = [0, 0]        # pieces certified, pieces left to the SVD monitor
 
@@ -82,17 +87,17 @@ class DirectorCertificate:
         self.ok = self._factor(q, *self.now)
         return self.ok
 
-    def _factor(self, q, X, L) -> bool:
-        ratio = factor_rows(np.ascontiguousarray(q, dtype=np.float64), self.rows, *self.table.tab, self.phi,
-                            self.G, X, L)
+    def _factor(self, q, xv, L) -> bool:
+        ratio = factor_rows(np.ascontiguousarray(q, dtype=np.float64), self.pattern.pat, self.table.tab, xv, L)
         return ratio >= MIN_PIVOT_RATIO
 
     def advance(self, q) -> bool:
         """Factor at q; True if the piece from the previous state to q is certified (see the class docstring)."""
         self.before, self.now = self.now, self.before
         ok_before, self.ok = self.ok, self._factor(q, *self.now)
-        (Xa, La), (Xb, Lb) = self.before, self.now
-        cert = ok_before and self.ok and (self.safety * relative_change(La, Xa, Xb, self.w) < 1.0 or
-                                           self.safety * relative_change(Lb, Xb, Xa, self.w) < 1.0)
+        (xa, La), (xb, Lb) = self.before, self.now
+        first, rowptr, col = (self.pattern.pat[k] for k in (9, 4, 5))
+        cert = ok_before and self.ok and (self.safety * relative_change(La, first, rowptr, col, xa, xb, self.W) < 1.0
+                                          or self.safety * relative_change(Lb, first, rowptr, col, xb, xa, self.W) < 1.0)
         self.counts[0 if cert else 1] += 1
         return bool(cert)
