@@ -21,31 +21,18 @@ from multibody.formulations.lagrange import Lagrange  # noqa: E402
 from multibody.integrate.explicit import RungeKutta  # noqa: E402
 from multibody.integrate.explicit_compiled import CompiledRungeKutta  # noqa: E402
 from multibody.integrate.steppers import STEPPERS  # noqa: E402
-from multibody.kinematics import consistent_state  # noqa: E402
 from multibody.models.spatial_models import gyro_top, six_body_linkage  # noqa: E402
 from multibody.simulation.driver import advance  # noqa: E402
+from test_fast_rk import integrate as planar_integrate  # noqa: E402
 
 STATE_AGREEMENT = 1e-9
 
 
 def integrate(model, t_end, compiled: bool, rtol):
-    """(steps accepted, rejected, final y, stepper, formulation) of a run through the driver's advance (projection
-    and row choice after each step), with the compiled stepper or the reference RungeKutta on the same compiled
-    formulation."""
-    form = Lagrange(model)
-    q, v = consistent_state(model, 0.0, ws=form.ws)
-    y = form.initial_state(0.0, q, v)
-    o = RunOptions(rtol=rtol, atol=rtol * 1e-2)
-    if compiled:
-        rk = STEPPERS["dopri5"].make(form, 0.0, y, t_end, o)
-    else:
-        rk = RungeKutta(form.rhs, 0.0, y, t_end, tableau="dopri5", rtol=o.rtol, atol=o.atol,
-                        error_filter=form.error_filter)
-    while rk.t < t_end:
-        step, y_new, _ = advance(model, form, rk)
-        if y_new is not None:
-            rk.reset(step.t, y_new)
-    return rk.n_accepted, rk.n_rejected, rk.y, rk, form
+    """test_fast_rk.integrate (a run through the driver's advance, compiled stepper or the reference RungeKutta on the
+    same compiled formulation), with the formulation (the reference stepper's fun is its bound rhs)."""
+    a, r, y, rk = planar_integrate(model, t_end, compiled, rtol)
+    return a, r, y, rk, rk.form if compiled else rk.fun.__self__
 
 
 @pytest.mark.parametrize("factory, t_end, rtol", [(six_body_linkage, 0.05, 1e-10), (six_body_linkage, 0.2, 1e-6),

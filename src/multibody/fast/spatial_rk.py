@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT
+from .rk import step_control
 from .spatial_lagrange import SpatialLagrangeRhs
 from .spatial_step import SpatialStep
 
@@ -28,12 +29,7 @@ class SpatialAttempts:
         self.qtab, self.mass = rhs.table.tab, rhs.mass
         self.weight = float(NORMAL_ERROR_WEIGHT)
         self.use_filter = formulation.error_filter is not None
-        self.tab = (np.ascontiguousarray(tableau.c), np.ascontiguousarray(tableau.a), np.ascontiguousarray(tableau.b),
-                    np.ascontiguousarray(tableau.e), int(tableau.n_stages), bool(tableau.fsal),
-                    int(tableau.error_order), float(stretch))
-        self.ctrl = (float(controller.safety), float(controller.min_factor), float(controller.max_factor),
-                     float(controller.beta), float(shift), float(floor))
-        self.tols = (float(rtol), float(atol))
+        self.tab, self.ctrl, self.tols = step_control(tableau, rtol, atol, controller, shift, floor, stretch)
 
     def __call__(self, t, y, h_abs, bounds, K, error_prev):
         (pattern, work), (filter_pattern, (xv, L, r)) = self.rhs.rows(), self.step.rows()

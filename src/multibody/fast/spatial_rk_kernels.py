@@ -61,7 +61,8 @@ def _filter(y, err, pat, qtab, filt, out):
 def spatial_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, pat, qtab, mass, work, filt, filter_pat,
                      use_filter, counts):
     """Attempts of one step from (t, y) starting with |h| = h_abs until one is accepted (error norm <= 1), as
-    rk_kernels.rk_attempts (same bounds, tab, ctrl, tols, K and results) with the spatial right-hand side on the
+    rk_kernels.rk_attempts (same bounds, tab, ctrl, tols, K and results; the same loop, whose stages and filter
+    numba cannot take as arguments of one cached kernel) with the spatial right-hand side on the
     rows of ``pat`` (spatial_sparse.lagrange_rhs_at with its mass and work; qtab the packed table
     fast.spatial.QuadraticTable.tab) and, with use_filter, the spatial error filter on the rows of ``filter_pat``
     (:func:`_filter`). Returns (status, t_new, y_new, h_abs,
