@@ -75,3 +75,18 @@ def test_rank_at_the_threshold_takes_the_svd(monkeypatch):
     monkeypatch.setattr(spatial_flags._Scale, "make_exact", lambda self: exact.append(1) or make_exact(self))
     compare(model, [(q, C2)])
     assert exact
+
+
+def test_a_compiled_run_records_the_reference_flags():
+    """simulate() on the compiled path takes SpatialReactionFlags (Lagrange.reaction_flags, set with the spatial
+    right-hand side); the NumPy path keeps ReactionFlags: the series and the summary agree."""
+    model = six_body_linkage()
+    opts = dict(t_end=0.01, options=RunOptions(rtol=1e-8, atol=1e-10))
+    fast, ref = simulate(model, **opts), simulate(model, formulation_options={"fast": False}, **opts)
+    assert Lagrange(model).reaction_flags is SpatialReactionFlags
+    assert not hasattr(Lagrange(model, fast=False), "reaction_flags")
+    for key in ("multipliers_unique", "reactions_unique"):
+        a, b = fast.series[key].data, ref.series[key].data
+        assert np.array_equal(a, np.broadcast_to(b[0], a.shape)) and np.all(b == b[0])
+    for key in ("redundancy_max", "non_unique_reactions"):
+        assert fast.summary[key] == ref.summary[key]
