@@ -9,7 +9,8 @@ BLAS thread (the machine is shared: CPU times), after one untimed run.
 For energy-momentum two figures: ``cpu_per_step_ms`` the whole ``simulate`` run (set-up, one stored state per
 10 steps, the singular-crossing monitor) divided by the steps, and ``step_only_ms`` the scheme's step alone
 (``EnergyMomentumStepper.step``, the same steps from the same state, without the driver), so that the driver's
-share (mostly the crossing monitor, simulation.crossings) shows. ``--cases em`` or ``lagrange`` measures those
+share (mostly the crossing monitor, simulation.crossings) shows. Where a run takes its steps in batches
+(multibody.fast.em_batch: the gyro top, both schemes) the whole run can cost less than the step-by-step step. ``--cases em`` or ``lagrange`` measures those
 rows only and keeps the other rows of the CSV.
 
     python benchmarks/spatial_cost.py [--steps 200] [--repeat 3] [--cases all|em|lagrange] [--csv ...]

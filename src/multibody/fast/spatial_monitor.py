@@ -60,6 +60,9 @@ def relative_change(L, first, rowptr, col, xa, xb, W):
     return np.sqrt(total)
 
 
+#: most sub-pieces :meth:`DirectorCertificate.refine` cuts a piece into (the SVD monitor halves a piece at most 5
+#: times: 32 pieces)
+MAX_SUBPIECES = 32
 #: X X^T is trusted below this smallest Cholesky pivot ratio no more (its round-off, ~eps / ratio relative on
 #: |L^-1 E|_F, would then approach the certificate's margin): the piece gets the SVD monitor instead
 MIN_PIVOT_RATIO = 1e-10
@@ -79,7 +82,8 @@ class DirectorCertificate:
         self.W = np.empty((r, table.n))
         self.now = (np.empty(nnz), np.zeros((r, r)))
         self.before = (np.empty(nnz), np.zeros((r, r)))
-        self.ok = False
+        self.ok = self.ok_before = False
+        self.measure = np.inf       # the last piece's safety |L^-1 dX|_F (advance)
         self.counts = [0, 0]        # pieces certified, pieces left to the SVD monitor
 
     def start(self, q) -> bool:
@@ -94,10 +98,46 @@ class DirectorCertificate:
     def advance(self, q) -> bool:
         """Factor at q; True if the piece from the previous state to q is certified (see the class docstring)."""
         self.before, self.now = self.now, self.before
-        ok_before, self.ok = self.ok, self._factor(q, *self.now)
-        (xa, La), (xb, Lb) = self.before, self.now
-        first, rowptr, col = (self.pattern.pat[k] for k in (9, 4, 5))
-        cert = ok_before and self.ok and (self.safety * relative_change(La, first, rowptr, col, xa, xb, self.W) < 1.0
-                                          or self.safety * relative_change(Lb, first, rowptr, col, xb, xa, self.W) < 1.0)
+        self.ok_before, self.ok = self.ok, self._factor(q, *self.now)
+        self.measure = self._pair(self.before, self.now) if self.ok_before and self.ok else np.inf
+        cert = self.measure < 1.0
         self.counts[0 if cert else 1] += 1
         return bool(cert)
+
+    def _pair(self, a, b) -> float:
+        """safety |L^-1 (X_b - X_a)|_F from the end a, or from b where that one is not below 1 (the smaller)."""
+        (xa, La), (xb, Lb) = a, b
+        first, rowptr, col = (self.pattern.pat[k] for k in (9, 4, 5))
+        m = self.safety * relative_change(La, first, rowptr, col, xa, xb, self.W)
+        return m if m < 1.0 else min(m, self.safety * relative_change(Lb, first, rowptr, col, xb, xa, self.W))
+
+    def subpieces(self) -> int:
+        """Into how many equal sub-pieces the last piece is cut for :meth:`refine`: the measure of the whole piece
+        (|L^-1 dX|_F grows about linearly with its length) with a margin, at most MAX_SUBPIECES; 0 (do not try)
+        where an end had no factor or more would be needed."""
+        if not np.isfinite(self.measure):
+            return 0
+        k = int(np.ceil(1.5 * self.measure))
+        return k if 2 <= k <= MAX_SUBPIECES else 0
+
+    def refine(self, inner) -> bool:
+        """True if the last piece (not certified whole by :meth:`advance`) is certified sub-piece by sub-piece: the
+        configurations ``inner`` (on the run's interpolant between its ends, in order) factored, and every pair of
+        consecutive configurations from the previous state to q certified as in :meth:`advance`. The same bound on
+        shorter pieces: a step of 10 ms on the six-body linkage (|L^-1 dX|_F ~ 5) needs ~8 factors instead of the SVD
+        monitor's samples and located minima (~1 s a step)."""
+        nnz, r = self.now[0].shape[0], self.now[1].shape[0]
+        a = self.before
+        for q in list(inner) + [None]:
+            if q is None:
+                b = self.now
+            else:
+                b = (np.empty(nnz), np.zeros((r, r)))
+                if not self._factor(q, *b):
+                    return False
+            if not self._pair(a, b) < 1.0:
+                return False
+            a = b
+        self.counts[0] += 1
+        self.counts[1] -= 1
+        return True

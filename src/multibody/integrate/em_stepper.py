@@ -8,10 +8,14 @@ of the pairs, Figs 14, 18, 25) and ``multipliers`` (the discrete multipliers of 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..model.director import LowerPairs
 from ..model.director_tree import spatial_parts
+from ..fast.em_batch import StepBatch, batch_applies, joints_kernel, momentum_kernel
+from .em_reduced import COMPLEX_STEP
 from .energy_momentum import EnergyMomentumStepper, NewtonTolerance
 from .explicit import Step
 
@@ -27,11 +31,12 @@ class EnergyMomentum:
     constrained = True      # the scheme satisfies Phi(q_{n+1}) = 0 itself: no projection after a step
 
     def __init__(self, form, t0: float, y0: np.ndarray, t_bound: float, *, step: float, rtol: float,
-                 diagnostics: bool = True):
+                 diagnostics: bool = True, batch: bool = True):
         n = form.model.n
         model = form.model.with_initial(q0=y0[:n], v0=y0[n:])
         self.tol = NewtonTolerance(residual=min(NewtonTolerance().residual, rtol))
-        self.em = EnergyMomentumStepper(model, scheme=form.scheme, dt=step, tol=self.tol, condition=diagnostics)
+        self.em = EnergyMomentumStepper(model, scheme=form.scheme, dt=step, tol=self.tol, condition=diagnostics,
+                                        table=getattr(form.ws, "table", None))   # the formulation's packed rows
         self.model, self.scheme, self.dt, self.n = model, form.scheme, float(step), n
         self.t0, self.t, self.y = float(t0), float(t0), np.array(y0, float)
         self.steps = int(round((t_bound - t0) / step))
@@ -41,33 +46,39 @@ class EnergyMomentum:
         # steps: running values, not lists per step (issue 17: memory flat however long the run)
         self.iterations, self.conditions = [0, 0], [np.inf, -np.inf, False]
         self.bodies, groups = spatial_parts(model)
-        self.groups = [g for _, g in groups]
+        compiled = self.em.fast is not None          # the run's compiled path (fast.spatial_warm's policy)
+        self._momenta = momentum_kernel(self.bodies, compiled)
+        self._joints = joints_kernel(self.bodies, [g for _, g in groups], compiled)
         self.joint_labels = tuple(lab for g in model.constraints if isinstance(g, LowerPairs)
                                   for lab in g.coordinate_labels())
         self.row_labels = model.constraint_labels      # built anew by each access: once here (issue 16)
+        # consecutive steps in one compiled call where the step needs no Python choice (fast.em_batch)
+        self.batch = StepBatch(self.em, COMPLEX_STEP) if batch and batch_applies(self.em) else None
 
     def step(self) -> Step:
-        q, v = self.em.step(self.y[:self.n], self.y[self.n:], self.t)
+        q0, v0 = self.y[:self.n], self.y[self.n:]
+        y = None if self.batch is None else self.batch.take(q0, v0, self.steps - self.n_accepted)
+        if y is None:
+            y = np.concatenate(self.em.step(q0, v0, self.t))
         t_old = self.t
         self.n_accepted += 1
         self.t = self.t0 + self.n_accepted * self.dt
-        self.y = np.concatenate([q, v])
+        self.y = y          # a fresh array (or a batch's row, never written again): handed out without a copy
         it, cond = int(self.em.iterations), float(self.em.condition)
         self.iterations = [self.iterations[0] + it, max(self.iterations[1], it)]
-        if not np.isnan(cond):
+        if not math.isnan(cond):
             lo, hi, finite = self.conditions
-            self.conditions = [min(lo, cond), max(hi, cond), finite or bool(np.isfinite(cond))]
-        return Step(t_old, self.t, self.y.copy(), self.dt, np.nan, None)
+            self.conditions = [min(lo, cond), max(hi, cond), finite or math.isfinite(cond)]
+        return Step(t_old, self.t, y, self.dt, np.nan, None)
 
     def channels(self, t: float, y: np.ndarray) -> dict:
         """The stepper's series at the state just reached (the last step's Newton count, condition and
         discrete multipliers; momenta and joint coordinates of y)."""
         q, v = y[:self.n], y[self.n:]
-        p, L = self.bodies.momenta(q, v)
-        joints = (np.concatenate([g.relative_coordinates(self.bodies, q) for g in self.groups]) if self.groups
-                  else np.zeros(0))
+        momentum = self._momenta(q, v)
+        joints = self._joints(q)
         first = self.n_accepted == 0
-        return {"momentum": (np.r_[p, L], ("px", "py", "pz", "Lx", "Ly", "Lz")),
+        return {"momentum": (momentum, ("px", "py", "pz", "Lx", "Ly", "Lz")),
                 "newton": ((0 if first else self.em.iterations,), ("iterations",)),
                 "condition": ((np.nan if first else self.em.condition,), ("iteration_matrix",)),
                 "joints": (joints, self.joint_labels),

@@ -96,6 +96,9 @@ class EnergyMomentumStepper(ReducedNewton):
     fast : bool
         Evaluate the constraints, and the constrained scheme's Newton iteration, in compiled calls
         (:mod:`multibody.fast.spatial`) where the model is supported; False: the NumPy reference.
+    table : QuadraticTable or None
+        The packed constraint table of this model's rows (fast.spatial.quadratic_table), when the caller has built
+        it already (the formulation's workspace); None: built here.
 
     Raises
     ------
@@ -105,7 +108,7 @@ class EnergyMomentumStepper(ReducedNewton):
 
     def __init__(self, model, *, scheme: str = "reduced", dt: float, tol: NewtonTolerance = NewtonTolerance(),
                  condition: bool = True, unknowns: str = "joint", closure_scaling: str = "balanced",
-                 fast: bool = True):
+                 fast: bool = True, table=None):
         if scheme not in ("constrained", "reduced"):
             raise MultibodyError(f"unknown energy-momentum formulation '{scheme}' (constrained, reduced).")
         if not (np.isfinite(dt) and dt > 0):
@@ -118,7 +121,8 @@ class EnergyMomentumStepper(ReducedNewton):
         self.gradV, self.t_mid = self.forces.gradV, 0.5 * dt
         self.dt_gradV = np.ascontiguousarray(self.dt * self.gradV, dtype=np.float64)   # the compiled steps' force
         self.ws = Workspace(model)
-        self.fast = quadratic_table(model) if fast else None   # compiled constraints (fast.spatial) or None
+        # compiled constraints (fast.spatial) or None; ``table``: the caller's table of this model's rows, if it has one
+        self.fast = (table if table is not None else quadratic_table(model)) if fast else None
         if unknowns not in ("paper", "joint"):
             raise MultibodyError(f"unknown reduced unknowns '{unknowns}' (paper, joint).")
         if closure_scaling not in ("balanced", "none"):

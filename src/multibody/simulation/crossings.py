@@ -16,7 +16,8 @@ is sigma_r ~ 0 there. The pivoted QR (linalg.rank) with ``CROSSING_TOL`` then de
 where the rank stays r_g (a near miss) is not a crossing.
 
 A model whose A has full row rank at every configuration by its structure (an open chain or tree of revolute
-and weld joints, proved once per model by analysis.structural_rank) has no singular configuration to cross:
+and weld joints; a tree of spherical and revolute director pairs, on its constraint manifold; proved once per model
+by analysis.structural_rank) has no singular configuration to cross:
 it is not sampled, and its empty list is complete (``singular_crossings_monitored: true``).
 
 Spatial director models evaluated from the packed constraint table (issue 16; fast.spatial) are watched piece by
@@ -46,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as so
 
-from ..analysis.structural_rank import full_row_rank_everywhere
+from ..analysis.structural_rank import full_row_rank_on_manifold
 from ..assembly import SPARSE_MIN_COORDINATES
 from ..errors import MultibodyError, SimulationError
 from ..formulations.singular import hermite
@@ -117,7 +118,7 @@ class CrossingMonitor:
     def restart(self, form) -> None:
         """Start on a (new) model: its generic rank from the current state, no samples."""
         self.form, model = form, form.model
-        self.full_rank = 0 < form.ws.m and full_row_rank_everywhere(model, form.ws)   # no crossing can exist
+        self.full_rank = 0 < form.ws.m and full_row_rank_on_manifold(model, form.ws)   # no crossing can exist
         self.active = 0 < form.ws.m and model.n < SPARSE_MIN_COORDINATES and not self.full_rank
         self.director = all(isinstance(g, QuadraticConstraints) for g in model.constraints)   # see _excluded
         self.samples, self.pieces, self.generic, self.examined = [], [], 0, -np.inf
@@ -250,7 +251,9 @@ class CrossingMonitor:
         """``accepted`` on a director model with the packed table. Each piece between accepted states is first
         offered to the certificate (:class:`~multibody.fast.spatial_monitor.DirectorCertificate`: no rank drop
         fits in it, by interlacing and a relative perturbation bound, in one compiled call per step instead of
-        ~5 SVDs); a piece it cannot certify gets the SVD monitor of the other models (:meth:`_uncertain`). No
+        ~5 SVDs), then cut into sub-pieces (:meth:`_cut`), then with rows chosen anew at its start
+        (:meth:`_rechoose`); a piece none of these certifies gets the SVD monitor of the other models
+        (:meth:`_uncertain`). No
         crossing is missed: a certified piece provably keeps rank >= r_g (up to the curvature safety factor
         REFINE_SAFETY that _refine's Weyl test uses too), and every other piece is sampled, refined and located
         exactly as before."""
@@ -263,8 +266,24 @@ class CrossingMonitor:
         t0, q0, _ = self.last
         self._add_piece(step.t, q, v, dense)
         self.last = (step.t, q, v)
-        if self.cert is None or not self.cert.advance(q):
+        certified = self.cert is not None and (self.cert.advance(q) or self._cut(t0, step.t))
+        if not (certified or self._rechoose(t0, q0, step.t, q)):
             self._uncertain(t0, q0, step.t, q)
+
+    def _rechoose(self, ta, qa, tb, qb) -> bool:
+        """The certificate with rows chosen anew at the piece's start (pivoted QR at qa), whole or cut: the rows of
+        the last restart can lose their conditioning as the mechanism moves (the six-body linkage at h = 10 ms: the
+        measure grew from 5 to 18 in 0.1 s while sigma_r / sigma_1 stayed 0.014)."""
+        return self._restart_certificate(ta, qa, sampled=True) and (self.cert.advance(qb) or self._cut(ta, tb))
+
+    def _cut(self, ta: float, tb: float) -> bool:
+        """The certificate on k, then 2 k equal sub-pieces of [ta, tb] (positions on the piece's interpolant, _position;
+        k from the whole piece's measure), before the SVD monitor: a long step (the linkage at h = 10 ms) is certified
+        by a few more factors."""
+        from ..fast.spatial_monitor import MAX_SUBPIECES
+        k = self.cert.subpieces()
+        return any(self.cert.refine([self._position(ta + (tb - ta) * i / c) for i in range(1, c)])
+                   for c in (k, 2 * k) if 0 < c <= MAX_SUBPIECES)
 
     def _restart_certificate(self, t, q, sampled: bool = False) -> bool:
         """The certificate's rows at q: the independent rows of the pivoted QR of A, if as many as the generic
