@@ -75,7 +75,7 @@ def test_recorded_outputs_match_the_reference(pair):
 
 
 def test_certificate_bounds_the_relative_change():
-    """fast.spatial_monitor: relative_change(L, Xa, Xb) = |L^-1 (Xb - Xa)|_F with L L^T = Xa Xa^T, which bounds
+    """fast.spatial_monitor: relative_change(L, ..., Xa, Xb) = |L^-1 (Xb - Xa)|_F with L L^T = Xa Xa^T, which bounds
     |Xa^+ (Xb - Xa)|_2, and sigma_min(Xb) >= sigma_min(Xa) (1 - |Xa^+ (Xb - Xa)|_2) (the docstring's inequality)."""
     from multibody.fast.spatial_monitor import relative_change
     from multibody.fast.spatial_step_kernels import gram_factor
@@ -89,7 +89,8 @@ def test_certificate_bounds_the_relative_change():
             continue
         L = np.tril(L)
         np.testing.assert_allclose(L @ L.T, Xa @ Xa.T, rtol=1e-12, atol=1e-12 * np.max(np.abs(Xa)) ** 2)
-        rho = relative_change(L, Xa, Xb, np.empty(r))
+        rowptr, col = np.arange(0, r * n + 1, n), np.tile(np.arange(n), r)      # every entry, row by row
+        rho = relative_change(L, np.zeros(r, np.int64), rowptr, col, Xa.ravel(), Xb.ravel(), np.empty((r, n)))
         exact = np.linalg.norm(np.linalg.solve(L, Xb - Xa))
         assert rho == pytest.approx(exact, rel=1e-12)
         rel = np.linalg.norm(np.linalg.pinv(Xa) @ (Xb - Xa), 2)

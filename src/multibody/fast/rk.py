@@ -71,12 +71,7 @@ class CompiledAttempts:
         step = formulation.band_step if sparse else formulation.fast_step
         self.filt, self.band_filt = _filter_args(step, n)
         self.use_filter = 0 if formulation.error_filter is None else 2 if self.band_filt[3].size else 1
-        self.tab = (np.ascontiguousarray(tableau.c), np.ascontiguousarray(tableau.a), np.ascontiguousarray(tableau.b),
-                    np.ascontiguousarray(tableau.e), int(tableau.n_stages), bool(tableau.fsal),
-                    int(tableau.error_order), float(stretch))
-        self.ctrl = (float(controller.safety), float(controller.min_factor), float(controller.max_factor),
-                     float(controller.beta), float(shift), float(floor))
-        self.tols = (float(rtol), float(atol))
+        self.tab, self.ctrl, self.tols = step_control(tableau, rtol, atol, controller, shift, floor, stretch)
         self.ddf = np.zeros(formulation.ws.m)
 
     def __call__(self, t, y, h_abs, bounds, K, error_prev):
@@ -87,6 +82,17 @@ class CompiledAttempts:
         self.rhs.paths[0] += int(self.counts[0] - before[0])
         self.rhs.paths[1] += int(self.counts[1] - before[1])
         return out
+
+
+def step_control(tableau, rtol: float, atol: float, controller, shift: float, floor: float, stretch: float) -> tuple:
+    """(tab, ctrl, tols) of the compiled attempts (rk_kernels.rk_attempts, spatial_rk_kernels.spatial_attempts): the
+    tableau's arrays and constants, the controller's parameters (without the previous error norm), the tolerances."""
+    tab = (np.ascontiguousarray(tableau.c), np.ascontiguousarray(tableau.a), np.ascontiguousarray(tableau.b),
+           np.ascontiguousarray(tableau.e), int(tableau.n_stages), bool(tableau.fsal), int(tableau.error_order),
+           float(stretch))
+    ctrl = (float(controller.safety), float(controller.min_factor), float(controller.max_factor),
+            float(controller.beta), float(shift), float(floor))
+    return tab, ctrl, (float(rtol), float(atol))
 
 
 def applies(formulation) -> bool:

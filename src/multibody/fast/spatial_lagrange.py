@@ -64,21 +64,27 @@ class SpatialLagrangeRhs:
         if self.diag:
             self.Minv = np.diag(1.0 / np.diag(M))
         self.f = np.ascontiguousarray(formulation.ws.forces(0.0, model.q0, model.v0), dtype=float)
-        m = table.m
-        self.phi, self.G, self.gamma = np.empty(m), np.empty((m, n)), np.empty(m)
-        self.A, self.ga = np.zeros((m, n + 1)), np.empty(m)
-        self.B, self.S, self.lam = np.zeros((m, n)), np.zeros((m, m)), np.zeros(m)
         self.paths = [0, 0]
         self.minv, self._rows = np.ascontiguousarray(np.diag(self.Minv)), (None, None)
+        self.mass = (self.minv, self.Minv, self.diag, self.f, self.tau)
+        from .spatial_sparse import lagrange_rhs_at
+        self._kernel = lagrange_rhs_at
+
+    def rows(self):
+        """The kernel's arguments for the formulation's active rows: (pattern (fast.spatial_sparse.RowPattern: the
+        rows in the solve's order, reverse Cuthill-McKee), work), prepared anew when the formulation chose new rows
+        (Lagrange._choose_rows assigns a new array)."""
+        if self._rows[0] is not self.formulation.active:
+            self._prepare(self.formulation.active)
+        return self._rows[1:]
 
     def __call__(self, t, y):
         form = self.formulation
-        if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
-            self._prepare(form.active)
+        pattern, work = self.rows()
         if y.dtype != np.float64 or not y.flags.c_contiguous:
             y = np.ascontiguousarray(y, dtype=np.float64)
         out = np.empty(2 * self.table.n)
-        if not self._kernel(y, *self._args, out):
+        if not self._kernel(y, pattern.pat, self.table.tab, self.mass, work, out):
             self.paths[1] += 1
             q, v = form.split(t, y)
             return np.concatenate([v, form._solve(t, q, v)[1]])
@@ -86,21 +92,14 @@ class SpatialLagrangeRhs:
         return out
 
     def _prepare(self, active) -> None:
-        """The kernel and its arguments after y for these active rows (in reverse Cuthill-McKee order): the sparse
-        Schur product (spatial_step_kernels.schur_rhs) for a diagonal M, else spatial_kernels.lagrange_rhs."""
-        from .spatial_kernels import lagrange_rhs
-        from .spatial_step_kernels import rcm_rows, schur_rhs
-        rows = rcm_rows(self.table, active)
-        r, n = len(rows), self.table.n
-        self._rows = (active, rows)
-        if self.diag:
-            self._kernel = schur_rhs
-            self._args = (rows, *self.table.tab, self.minv, self.f, self.tau, self.phi, self.G, self.gamma,
-                          self.A[:r, :n], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r])
-        else:
-            self._kernel = lagrange_rhs
-            self._args = (rows, *self.table.tab, self.Minv, self.diag, self.f, self.tau, self.phi, self.G, self.gamma,
-                          self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r])
+        """The pattern of these active rows and workspaces sized for them (spatial_sparse.lagrange_rhs_at: xv,
+        phi, G, gamma, A, ga, B, S, lam)."""
+        from .spatial_sparse import row_pattern
+        pattern = row_pattern(self.table, active)
+        r, n, m = len(pattern.rows), self.table.n, self.table.m
+        work = (np.empty(pattern.nnz), np.empty(m), np.empty((m, n)), np.empty(m), np.zeros((r, n + 1)),
+                np.empty(r), np.zeros((r, n)), np.zeros((r, r)), np.zeros(r))
+        self._rows = (active, pattern, work)
 
 
 def spatial_lagrange_rhs(formulation) -> SpatialLagrangeRhs | None:
@@ -114,4 +113,7 @@ def spatial_lagrange_rhs(formulation) -> SpatialLagrangeRhs | None:
     rhs = SpatialLagrangeRhs(formulation, table)
     # the per-step work (projection, crossing monitor, output) evaluates the constraints in compiled calls too
     formulation.ws = SpatialWorkspace(formulation.model, rhs.table)
+    # the recorder's reaction-uniqueness flags: one pivoted QR per stored state instead of three SVDs
+    from .spatial_flags import SpatialReactionFlags
+    formulation.reaction_flags = SpatialReactionFlags
     return rhs

@@ -21,39 +21,42 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .spatial_step_kernels import first_nonzero, gather_rows, gram_factor, rcm_rows
+from .spatial_sparse import eval_rows, factor, row_pattern
 
 
 @njit(cache=True)
-def factor_rows(q, rows, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X, L):
-    """X (r, n) <- Phi_q(q)[rows] from the packed table (spatial_step_kernels.gather_rows), L (r, r) <- lower Cholesky
-    factor of X X^T (spatial_step_kernels.gram_factor). Returns the smallest pivot ratio min_j L_jj^2 / max_j (X X^T)_jj (<= 0
-    if X X^T is not positive definite)."""
-    gather_rows(q, rows, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-    return gram_factor(X, L)
+def factor_rows(q, pat, tab, xv, L):
+    """xv <- the non-zeros of X = Phi_q(q)[rows] (spatial_sparse.eval_rows, pat of fast.spatial_sparse.RowPattern),
+    L (r, r) <- lower Cholesky factor of X X^T within its envelope (spatial_sparse.factor). Returns the smallest
+    pivot ratio min_j L_jj^2 / max_j (X X^T)_jj (<= 0 if X X^T is not positive definite)."""
+    eval_rows(q, pat, tab, xv)
+    return factor(xv, pat, L)
 
 
 @njit(cache=True)
-def relative_change(L, Xa, Xb, w):
-    """|L^-1 (Xb - Xa)|_F (forward substitution column by column, from the column's first non-zero and within L's
-    envelope; w (r,) workspace): an upper bound of |Xa^+ (Xb - Xa)|_2 when L L^T = Xa Xa^T."""
-    r, n = Xa.shape
-    first = np.empty(r, dtype=np.int64)
+def relative_change(L, first, rowptr, col, xa, xb, W):
+    """|L^-1 (Xb - Xa)|_F for Xa, Xb with the non-zeros xa, xb at the same places (CSR lists rowptr, col as in
+    fast.spatial_sparse.RowPattern), L L^T = Xa Xa^T zero left of column first[a] in row a: W (r, n) <- L^-1 (Xb -
+    Xa) by forward substitution a whole row at a time (within L's envelope; the columns' leading zeros stay exact
+    zeros), then the sum of squares column by column. An upper bound of |Xa^+ (Xb - Xa)|_2."""
+    r, n = W.shape
+    W[:, :] = 0.0
     for a in range(r):
-        first[a] = first_nonzero(L, a)
+        for p in range(rowptr[a], rowptr[a + 1]):
+            W[a, col[p]] = xb[p] - xa[p]
+    for a in range(r):
+        for b in range(first[a], a):
+            lab = L[a, b]
+            if lab != 0.0:
+                for j in range(n):
+                    W[a, j] -= lab * W[b, j]
+        d = L[a, a]
+        for j in range(n):
+            W[a, j] /= d
     total = 0.0
-    for i in range(n):
-        start = r         # rows above the column's first non-zero stay zero in L^-1 E (L lower triangular)
+    for j in range(n):
         for a in range(r):
-            if Xb[a, i] != Xa[a, i]:
-                start = a
-                break
-        for a in range(start, r):
-            s = Xb[a, i] - Xa[a, i]
-            for b in range(max(first[a], start), a):
-                s -= L[a, b] * w[b]
-            w[a] = s / L[a, a]
-            total += w[a] * w[a]
+            total += W[a, j] * W[a, j]
     return np.sqrt(total)
 
 
@@ -72,11 +75,13 @@ class DirectorCertificate:
     relative bound is taken for X(t) - X_a ~ s (X_b - X_a); A = Phi_q is affine in q, quadratic constraints)."""
 
     def __init__(self, table, rows, safety: float):
-        self.table, self.rows, self.safety = table, rcm_rows(table, rows), float(safety)
-        r, n = len(self.rows), table.n
-        self.phi, self.G, self.w = np.empty(table.m), np.empty((table.m, n)), np.empty(r)
-        self.now = (np.empty((r, n)), np.empty((r, r)))
-        self.before = (np.empty((r, n)), np.empty((r, r)))
+        self.table, self.safety = table, float(safety)
+        self.pattern = row_pattern(table, rows)     # the rows in reverse Cuthill-McKee order, X's non-zeros
+        self.rows = self.pattern.rows
+        r, nnz = len(self.rows), self.pattern.nnz
+        self.W = np.empty((r, table.n))
+        self.now = (np.empty(nnz), np.zeros((r, r)))
+        self.before = (np.empty(nnz), np.zeros((r, r)))
         self.ok = self.ok_before = False
         self.measure = np.inf       # the last piece's safety |L^-1 dX|_F (advance)
         self.counts = [0, 0]        # pieces certified, pieces left to the SVD monitor
@@ -86,9 +91,8 @@ class DirectorCertificate:
         self.ok = self._factor(q, *self.now)
         return self.ok
 
-    def _factor(self, q, X, L) -> bool:
-        ratio = factor_rows(np.ascontiguousarray(q, dtype=np.float64), self.rows, *self.table.tab, self.phi,
-                            self.G, X, L)
+    def _factor(self, q, xv, L) -> bool:
+        ratio = factor_rows(np.ascontiguousarray(q, dtype=np.float64), self.pattern.pat, self.table.tab, xv, L)
         return ratio >= MIN_PIVOT_RATIO
 
     def advance(self, q) -> bool:
@@ -102,9 +106,10 @@ class DirectorCertificate:
 
     def _pair(self, a, b) -> float:
         """safety |L^-1 (X_b - X_a)|_F from the end a, or from b where that one is not below 1 (the smaller)."""
-        (Xa, La), (Xb, Lb) = a, b
-        m = self.safety * relative_change(La, Xa, Xb, self.w)
-        return m if m < 1.0 else min(m, self.safety * relative_change(Lb, Xb, Xa, self.w))
+        (xa, La), (xb, Lb) = a, b
+        first, rowptr, col = (self.pattern.pat[k] for k in (9, 4, 5))
+        m = self.safety * relative_change(La, first, rowptr, col, xa, xb, self.W)
+        return m if m < 1.0 else min(m, self.safety * relative_change(Lb, first, rowptr, col, xb, xa, self.W))
 
     def subpieces(self) -> int:
         """Into how many equal sub-pieces the last piece is cut for :meth:`refine`: the measure of the whole piece
@@ -121,13 +126,13 @@ class DirectorCertificate:
         consecutive configurations from the previous state to q certified as in :meth:`advance`. The same bound on
         shorter pieces: a step of 10 ms on the six-body linkage (|L^-1 dX|_F ~ 5) needs ~8 factors instead of the SVD
         monitor's samples and located minima (~1 s a step)."""
-        r, n = self.now[0].shape
+        nnz, r = self.now[0].shape[0], self.now[1].shape[0]
         a = self.before
         for q in list(inner) + [None]:
             if q is None:
                 b = self.now
             else:
-                b = (np.empty((r, n)), np.empty((r, r)))
+                b = (np.empty(nnz), np.zeros((r, r)))
                 if not self._factor(q, *b):
                     return False
             if not self._pair(a, b) < 1.0:

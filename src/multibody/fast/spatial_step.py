@@ -1,7 +1,7 @@
 """Compiled per-step work of the Lagrange formulation on spatial director models (issue 16): :class:`SpatialStep`
 is the spatial counterpart of :class:`~.step.FastStep` (same methods, same contract: None means "take the NumPy
 reference"), on the packed constraint table of the :class:`~.spatial_lagrange.SpatialLagrangeRhs`; kernels and
-the references they reproduce in :mod:`.spatial_step_kernels`.
+the references they reproduce in :mod:`.spatial_step_kernels` and :mod:`.spatial_sparse`.
 
 The rows of every solve are the formulation's ``active`` rows (an independent subset where rows are redundant:
 ``Lagrange._choose_rows``). The reference re-chooses them after each projection; this path keeps them while the
@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT
-from .spatial_step_kernels import project, rcm_rows, record, tangent_error
+from .spatial_sparse import row_pattern, sparse_project, sparse_tangent_error
+from .spatial_step_kernels import record
 
 #: the normal-equation solves are used while the smallest Cholesky pivot ratio of X X^T is >= this (an
 #: optimistic estimate of 1 / cond(X)^2: cond(X) <~ 300, so every direction of X has s_i >~ 3e-3 s_max, far
@@ -30,7 +31,8 @@ RECHOOSE = 0.5
 
 class SpatialStep:
     """``project(t, y)``, ``tangent_error(t, y, err)``, ``record(t, q, v)`` of FastStep for a formulation whose
-    ``fast_rhs`` is a SpatialLagrangeRhs; ``declined`` counts the calls that returned None."""
+    ``fast_rhs`` is a SpatialLagrangeRhs; ``declined`` counts the calls that returned None. The projection and the
+    error filter work on the non-zeros of X (:mod:`.spatial_sparse`), the output on dense arrays."""
 
     spatial = True      # integrate.compiled_constraints: not the planar packed model
 
@@ -40,29 +42,35 @@ class SpatialStep:
         self.form, self.rhs, self.tab, self.n, self.tau = formulation, rhs, rhs.table.tab, n, float(tau)
         tol = formulation.projection_tol
         self.limit, self.iterations, self.polish = tol.position * model.length_scale, tol.max_iterations, tol.polish
-        self.phi, self.G, self.gamma = np.empty(m), np.empty((m, n)), np.empty(m)
-        self.X, self.Gc, self.r, self.dx = np.empty((m, n)), np.empty((m, m)), np.empty(m), np.empty(n)
+        self.phi, self.G, self.gamma, self.dx = np.empty(m), np.empty((m, n)), np.empty(m), np.empty(n)
         self.A, self.ga, self.B, self.S = np.zeros((m, n + 1)), np.empty(m), np.zeros((m, n)), np.zeros((m, m))
         self.lam, self.full, self.N = np.empty(m), np.empty(m), np.empty((m, m))
         self.declined, self.chosen, self.rechosen = 0, None, 0
-        self._rows = (None, None, None)
+        self._rows = (None,)
+
+    def rows(self):
+        """(pattern, work) of the formulation's active rows: the fast.spatial_sparse.RowPattern (rows in reverse
+        Cuthill-McKee order) and the sparse kernels' workspaces (xv (nnz,), L (r, r), r (r,))."""
+        self._active()
+        return self._rows[1], self._rows[3]
 
     def _active(self):
-        """(active rows, dropped kept rows) as int64 arrays; the workspaces sliced to the active rows."""
+        """(active rows in the solves' order, dropped kept rows, their number)."""
         form = self.form
         if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
-            active = rcm_rows(self.rhs.table, form.active)
-            dropped = np.ascontiguousarray(np.setdiff1d(form.keep, active), dtype=np.int64)
-            self._rows = (form.active, active, dropped)
-        return self._rows[1], self._rows[2], len(self._rows[1])
+            pattern = row_pattern(self.rhs.table, form.active)
+            dropped = np.ascontiguousarray(np.setdiff1d(form.keep, pattern.rows), dtype=np.int64)
+            r = len(pattern.rows)
+            self._rows = (form.active, pattern, dropped, (np.empty(pattern.nnz), np.zeros((r, r)), np.empty(r)))
+        return self._rows[1].rows, self._rows[2], len(self._rows[1].rows)
 
     def project(self, t, y):
         """[q, v] projected onto Phi = 0 and A v = 0 (Lagrange.after_step), or None."""
         n = self.n
-        active, _, r = self._active()
+        pattern, (xv, L, r) = self.rows()
         q, v = np.array(y[:n], dtype=float), np.array(y[n: 2 * n], dtype=float)
-        ratio = project(q, v, active, self.tab, self.limit, self.iterations, self.polish, self.tau, self.phi,
-                        self.G, self.X[:r], self.Gc[:r, :r], self.r[:r], self.dx)
+        ratio = sparse_project(q, v, pattern.pat, self.tab, self.limit, self.iterations, self.polish, self.tau,
+                               self.phi, xv, L, r, self.dx)
         if ratio < 0:
             self.chosen = None      # the reference projection runs and chooses the rows
             return self._count(None)
@@ -75,11 +83,10 @@ class SpatialStep:
 
     def tangent_error(self, t, y, err):
         """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT, or None."""
-        active, _, r = self._active()
+        pattern, (xv, L, r) = self.rows()
         out = np.empty_like(err)
-        ok = tangent_error(np.ascontiguousarray(y, dtype=float), np.ascontiguousarray(err, dtype=float),
-                           NORMAL_ERROR_WEIGHT, active, self.tab, self.tau, self.phi, self.G, self.X[:r],
-                           self.Gc[:r, :r], self.r[:r], self.dx, out)
+        ok = sparse_tangent_error(np.ascontiguousarray(y, dtype=float), np.ascontiguousarray(err, dtype=float),
+                                  NORMAL_ERROR_WEIGHT, pattern.pat, self.tab, self.tau, xv, L, r, self.dx, out)
         return self._count(out if ok else None)
 
     def record(self, t, q, v):

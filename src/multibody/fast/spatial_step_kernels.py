@@ -1,14 +1,15 @@
 """Compiled kernels of the per-step work of the Lagrange formulation on spatial director models (issue 16: the
-compiled path covers spatial models too): the projection after an accepted step, the tangent-space error filter
-and the per-step output, on the packed quadratic constraint table (:mod:`.spatial_kernels`). The planar
-counterparts are :mod:`.step_kernels` (whose normal-equation solves these reuse); the readable references,
-which define the numbers (tests/test_fast_spatial_step.py checks the agreement), are the same:
+compiled path covers spatial models too): the per-step output on the packed quadratic constraint table
+(:mod:`.spatial_kernels`), and the envelope Cholesky factorisation and row ordering that the solves on X's
+non-zeros (:mod:`.spatial_sparse`: right-hand side, projection, error filter) share. The planar counterparts are
+:mod:`.step_kernels`; the readable references, which define the numbers (tests/test_fast_spatial_step.py checks
+the agreement), are the same:
 
+- output: ``Lagrange.accelerations`` (paper 003 eqs 4-9; multipliers: the minimum-norm solution of A^T lam =
+  f - M q'') and the violations of ``simulation.recorder.Recorder``;
 - projection: :func:`multibody.kinematics.solve_positions` / :func:`~multibody.kinematics.solve_velocities`
   (Gauss-Newton q -= A^+ Phi, paper 000 eq. 5 context; v += A^+ (-A v));
-- error filter: ``Lagrange._tangent_error`` (:func:`multibody.linalg.row_space_filter`);
-- output: ``Lagrange.accelerations`` (paper 003 eqs 4-9; multipliers: the minimum-norm solution of A^T lam =
-  f - M q'') and the violations of ``simulation.recorder.Recorder``.
+- error filter: ``Lagrange._tangent_error`` (:func:`multibody.linalg.row_space_filter`).
 
 Every pseudo-inverse uses X = A[active], the formulation's independent rows (``Lagrange._choose_rows``; all
 rows when none is redundant), and the normal equations X X^T by Cholesky (step_kernels.gram_cholesky), used
@@ -25,7 +26,6 @@ from numba import njit
 
 from .kernels import cholesky_solve
 from .spatial_kernels import lagrange_rhs, quad_eval, quad_gamma
-from .step_kernels import normal_solve, worst_violation
 
 #: a dropped row counts as a combination of the active ones while |a_d - X^T c|_inf <= this times |a_d|_inf;
 #: the reference's rank decision (RankTolerance, sqrt(eps) ~ 1.5e-8 of s_max) treats it as dependent then too
@@ -70,10 +70,16 @@ def envelope_solve(L, x, k):
     zeros left of each row's first non-zero."""
     first = np.empty(k, dtype=np.int64)
     for i in range(k):
-        fi = first_nonzero(L, i)
-        first[i] = fi
+        first[i] = first_nonzero(L, i)
+    envelope_solve_in(L, x, k, first)
+
+
+@njit(cache=True)
+def envelope_solve_in(L, x, k, first):
+    """x[:k] <- (L L^T)^-1 x[:k] with L zero left of column first[i] in row i (:func:`envelope_factor`)."""
+    for i in range(k):
         s = x[i]
-        for l in range(fi, i):
+        for l in range(first[i], i):
             s -= L[i, l] * x[l]
         x[i] = s / L[i, i]
     for i in range(k - 1, -1, -1):
@@ -99,16 +105,24 @@ def envelope_cholesky(S, k):
     product starts there. Same operations on the non-zeros, no work on the zeros: with the rows in reverse
     Cuthill-McKee order (:func:`rcm_rows`) the six-body linkage's 59 rows cost
     2.8e3 multiply-adds instead of 3.4e4."""
+    first = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        first[i] = first_nonzero(S, i)
+    return envelope_factor(S, k, first)
+
+
+@njit(cache=True)
+def envelope_factor(S, k, first):
+    """:func:`envelope_cholesky` with the envelope given: S[i, j] = 0 for j < first[i] (the value-based first
+    non-zero, or a structural one left of it, which adds only exact zeros); entries left of it are not read."""
     smax = 0.0
     for j in range(k):
         smax = max(smax, S[j, j])
     if smax <= 0.0:
         return -1.0
-    first = np.empty(k, dtype=np.int64)
     ratio = np.inf
     for i in range(k):
-        fi = first_nonzero(S, i)
-        first[i] = fi
+        fi = first[i]
         for j in range(fi, i + 1):
             x = S[i, j]
             for l in range(max(fi, first[j]), j):
@@ -164,85 +178,6 @@ def schur_rhs(y, active, hk, hi, hj, hv, gk, gi, gv, c, minv, f, tau, phi, G, ga
     for j in range(n):
         out[j] = v[j]
         out[n + j] = g[j] * minv[j]
-    return True
-
-
-@njit(cache=True)
-def _gauss_newton(q, active, phi, X, tau, Gc, r, dx):
-    """q -= X^+ phi[active] (the minimum-norm step); False if X X^T is ill-conditioned."""
-    n = q.shape[0]
-    if gram_factor(X, Gc) < tau:
-        return False
-    for a in range(active.shape[0]):
-        r[a] = phi[active[a]]
-    normal_solve(X, n, Gc, r, False, dx)
-    q -= dx
-    return True
-
-
-@njit(cache=True)
-def project(q, v, active, tab, limit, iterations, polish, tau, phi, G, X, Gc, r, dx):
-    """In place: q onto Phi = 0 (at most ``iterations`` Gauss-Newton steps until max |Phi| <= limit over all rows,
-    then ``polish`` more with the last Phi, A, as kinematics.solve_positions / _polish), then v += X^+ (-X v).
-    Returns the smallest Cholesky pivot ratio of X X^T at the projected q, or -1 (q, v partly updated) if not
-    converged or X X^T was ill-conditioned (ratio < tau): the caller runs the reference."""
-    hk, hi, hj, hv, gk, gi, gv, c = tab
-    converged = False
-    for _ in range(iterations):
-        gather_rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-        worst = worst_violation(phi)
-        if not np.isfinite(worst):
-            return -1.0
-        if worst <= limit:
-            converged = True
-            break
-        if not _gauss_newton(q, active, phi, X, tau, Gc, r, dx):
-            return -1.0
-    if not converged:
-        return -1.0
-    for k in range(polish):
-        if k:
-            gather_rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-        if worst_violation(phi) == 0.0:
-            break
-        if not _gauss_newton(q, active, phi, X, tau, Gc, r, dx):
-            return -1.0
-    gather_rows(q, active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-    n = q.shape[0]
-    ratio = gram_factor(X, Gc)
-    if ratio < tau:
-        return -1.0
-    for a in range(active.shape[0]):
-        s = 0.0
-        for j in range(n):
-            s -= X[a, j] * v[j]
-        r[a] = s
-    normal_solve(X, n, Gc, r, False, dx)
-    v += dx
-    return ratio
-
-
-@njit(cache=True)
-def tangent_error(y, err, weight, active, tab, tau, phi, G, X, Gc, ax, dx, out):
-    """out <- err with the parts of its position and velocity errors in the row space of A(q) scaled by
-    ``weight`` (step_kernels.tangent_error: projector applied twice); False if X X^T is ill-conditioned."""
-    n = X.shape[1]
-    hk, hi, hj, hv, gk, gi, gv, c = tab
-    out[:] = err
-    gather_rows(y[:n], active, hk, hi, hj, hv, gk, gi, gv, c, phi, G, X)
-    if gram_factor(X, Gc) < tau:
-        return False
-    tangent, normal = np.empty(n), np.empty(n)
-    for part in range(2):
-        tangent[:] = err[part * n: (part + 1) * n]
-        normal[:] = 0.0
-        for _ in range(2):      # twice: the second pass removes the round-off the first left
-            ax[:] = np.dot(X, tangent)
-            normal_solve(X, n, Gc, ax, False, dx)
-            tangent -= dx
-            normal += dx
-        for j in range(n):
-            out[part * n + j] = tangent[j] + weight * normal[j]
     return True
 
 

@@ -1,7 +1,7 @@
 """An explicit Runge-Kutta stepper whose step attempts run in one compiled call (issue 16 item 1), for a Lagrange
 formulation with the compiled right-hand side and error filter of :mod:`multibody.fast`
-(:func:`multibody.fast.rk.applies`). Everything but the attempts (the accepted step, dense output, reset,
-counters) is :class:`~.explicit.RungeKutta`'s; an attempt the compiled call hands back (a right-hand side that
+(:func:`multibody.fast.rk.applies`; spatial director models: :func:`multibody.fast.spatial_rk.spatial_applies`).
+Everything but the attempts (the accepted step, dense output, reset, counters) is :class:`~.explicit.RungeKutta`'s; an attempt the compiled call hands back (a right-hand side that
 is not finite or whose fast solve declines, a step below the minimum) is made by RungeKutta's own loop, and an
 attempt whose compiled error filter declined is judged with the reference filter, so the numbers are the
 reference's (tests/test_fast_rk.py).
@@ -16,16 +16,19 @@ from .tableaux import TABLEAUX
 
 
 class CompiledRungeKutta(RungeKutta):
-    """RungeKutta on ``form.rhs`` with ``form.error_filter``, its attempts by :class:`multibody.fast.rk.CompiledAttempts`."""
+    """RungeKutta on ``form.rhs`` with ``form.error_filter``, its attempts by :class:`multibody.fast.rk.CompiledAttempts`
+    (spatial models: :class:`multibody.fast.spatial_rk.SpatialAttempts`)."""
 
     def __init__(self, form, t0, y0, t_bound, *, tableau, rtol, atol, max_step=np.inf,
                  controller=StepController(), attempts=None):
         from ..fast.rk import CompiledAttempts
+        from ..fast.spatial_rk import SpatialAttempts, spatial_applies
         super().__init__(form.rhs, t0, y0, t_bound, tableau=tableau, rtol=rtol, atol=atol, controller=controller,
                          max_step=max_step, error_filter=form.error_filter)
         self.form = form
-        self.compiled = (attempts or CompiledAttempts)(form, self.tableau, self.rtol, self.atol, controller,
-                                                       PI_ALPHA_SHIFT, ERROR_NORM_FLOOR, LAST_STEP_STRETCH)
+        attempts = attempts or (SpatialAttempts if spatial_applies(form) else CompiledAttempts)
+        self.compiled = attempts(form, self.tableau, self.rtol, self.atol, controller, PI_ALPHA_SHIFT,
+                                 ERROR_NORM_FLOOR, LAST_STEP_STRETCH)
 
     def _adaptive_attempts(self, t, y, h_abs=None, rejected=False):
         h_abs = min(abs(self.h), self.max_step) if h_abs is None else h_abs
@@ -59,9 +62,12 @@ def compiled_runge_kutta(form, t0, y0, t_bound, tableau, o) -> CompiledRungeKutt
     """A CompiledRungeKutta for an adaptive run (no fixed step) of a formulation the compiled attempts reproduce,
     with a tableau without DOP853's second estimate and a scalar atol; else None (the caller's RungeKutta)."""
     from ..fast.rk import applies
+    from ..fast.spatial_rk import spatial_applies
     tab = TABLEAUX[tableau] if isinstance(tableau, str) else tableau
     own = getattr(form, "compiled_attempts", lambda: None)()     # e.g. fast.nullspace.NullSpaceAttempts
-    if o.step is not None or tab.e is None or tab.e3 is not None or np.ndim(o.atol) or not (own or applies(form)):
+    if o.step is not None or tab.e is None or tab.e3 is not None or np.ndim(o.atol):
+        return None
+    if not (own or applies(form) or spatial_applies(form)):
         return None
     if own is None and form.error_filter is not None and getattr(form.error_filter, "__func__", None) is not \
             getattr(type(form), "_tangent_error", None):

@@ -213,7 +213,8 @@ def advance(model: Model, form: Formulation, stepper):
         step = stepper.step()
         if getattr(stepper, "constrained", False):
             return step, None, None
-        if form.rhs_changes_after_step and getattr(step, "dense", None) is not None:
+        extra = getattr(getattr(stepper, "tableau", None), "c_extra", (0,))    # dopri5 has none (issue 16)
+        if form.rhs_changes_after_step and getattr(step, "dense", None) is not None and len(extra):
             step.dense(step.t_old)      # DOP853's extra stages (computed lazily) with this step's equations
         before = np.concatenate(form.split(step.t, step.y))
         y_new = form.after_step(step.t, step.y)

@@ -37,7 +37,8 @@ class Recorder:
         self.extra_labels, self._generalized, self._finished = {}, [], (0, [])  # reactions: finished lazily
         self.reactions = None if form.discrete else (reaction_map(model)         # joint reactions (paper 003)
                                                       or spatial_reaction_map(model))   # spatial pairs (issue 23)
-        self.flags = None if form.discrete else ReactionFlags(model, self.reactions)   # which are unique
+        flags = getattr(form, "reaction_flags", ReactionFlags)     # issue 16: spatial models' (fast.spatial_flags)
+        self.flags = None if form.discrete else flags(model, self.reactions)   # which are unique
         self.sink = None        # simulation.stream.ChunkSink: takes every block of `sink.chunk` states
         self.momentum_basis = None      # (rows, s) of the momenta, chosen at the first state (streamed runs)
 
