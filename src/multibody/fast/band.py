@@ -17,15 +17,6 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from .packed import PackedModel
 
 
-#: ``tau`` of the sparse path's band solves: the local rank rule of :mod:`.band_kernels` (LOCAL_PIN, LOCAL_REL)
-#: instead of declining below a pivot ratio (issue 12: near a singular configuration the band solve copes, relative
-#: to each loop's own scale, instead of handing over to SuperLU and the dense SVD solve)
-LOCAL_RULE = -1.0
-#: BandStep.record: the multipliers are recorded from the band solve where every row's local ratio is at least this
-#: (LOCAL_PIN^2: the penalty fade (LOCAL_REL^2 / rho)^4 is below 1e-16 there, the exact multipliers to round-off)
-UNIQUE_RATIO = 1e-8
-
-
 class BandPattern:
     """``count``, ``rows``, ``cols``: the entry pattern of A (column n: the ground); ``iperm`` (m,): the band
     position of each row; ``w``: the half bandwidth of S; ``pairs`` = (pe, pf, pi, pd, pw) for
@@ -76,7 +67,7 @@ class BandSchur:
         self.pk = (pack.prim, pack.pval, pack.mcols, pack.mloc, pack.mvec)
         self.minv, self.f = np.ascontiguousarray(np.diag(pack.Minv)), pack.f
         self.work = (np.zeros(n + 1), np.zeros(n + 1), np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros(m),
-                     np.zeros(m), np.zeros((m, p.w + 1)), np.zeros((m, p.w + 1)), np.ones(m))
+                     np.zeros(m), np.zeros((m, p.w + 1)))
 
     def __call__(self, y, ddf):
         return self.kernel(y, ddf, self.pk, self.minv, self.f, self.tau, self.pattern.iperm, self.pattern.pairs,
@@ -114,9 +105,9 @@ BAND_MAX_FRACTION = 0.25
 
 
 def band_schur(pack: PackedModel, n: int, m: int, tau: float, always: bool = False) -> BandSchur | None:
-    """A :class:`BandSchur` for a model with a diagonal mass matrix, constraint rows and ``tau`` != 0 whose band is
-    narrow (BAND_MAX_FRACTION; ``always``: any band, for the sparse path, whose ``tau`` is LOCAL_RULE); else None."""
-    if not (pack.diag and m and tau != 0):
+    """A :class:`BandSchur` for a model with a diagonal mass matrix, constraint rows and ``tau`` > 0 whose band is
+    narrow (BAND_MAX_FRACTION; ``always``: any band, for the sparse path); else None."""
+    if not (pack.diag and m and tau > 0):
         return None
     band = BandSchur(pack, n, m, tau)
     return band if always or band.pattern.w + 1 <= BAND_MAX_FRACTION * m else None
@@ -134,14 +125,13 @@ class BandStep:
 
     def __init__(self, formulation, rhs: SparseBandRhs):
         from . import band_kernels
-        from ..kinematics import PINNED_DRIFT
+        from .step_kernels import MIN_NORM_PIVOT_RATIO
         from ..linalg.rank import NORMAL_ERROR_WEIGHT
         self.kernels, self.pack, n, m = band_kernels, rhs.pack, formulation.model.n, formulation.ws.m
         p = rhs.band.pattern
-        self.pattern, self.pk, self.tau, self.weight = p, rhs.band.pk, LOCAL_RULE, NORMAL_ERROR_WEIGHT
-        tol, scale = formulation.projection_tol, formulation.model.length_scale
-        self.control = (tol.position * scale, tol.max_iterations, tol.polish, self.tau,
-                        band_kernels.LOCAL_PIN * PINNED_DRIFT * scale)
+        self.pattern, self.pk, self.tau, self.weight = p, rhs.band.pk, MIN_NORM_PIVOT_RATIO, NORMAL_ERROR_WEIGHT
+        tol = formulation.projection_tol
+        self.control = (tol.position * formulation.model.length_scale, tol.max_iterations, tol.polish, self.tau)
         self.work = (np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros((m, p.w + 1)))
         self.shift, self.dshift, self.ddf, self.n = np.zeros(m), np.zeros(m), np.zeros(m), n
         self.band, self.ws = rhs.band, formulation.ws
@@ -152,7 +142,7 @@ class BandStep:
         declines (then the sparse reference, simulation.recorder)."""
         self.pack.drive(t, self.shift, self.dshift, self.ddf)
         out, ok = self.band(np.concatenate([q, v]), self.ddf)
-        if not ok or np.min(self.band.work[9], initial=1.0) < UNIQUE_RATIO:
+        if not ok:
             return None
         lam = self.band.work[6][self.pattern.iperm]
         Phi, A, Phi_t, _ = self.ws.sparse_constraints(t, q, v)

@@ -19,7 +19,6 @@ import numpy as np
 from numba import njit
 
 from .entries import terms_entries
-from .band_local import LOCAL_PIN, LOCAL_PIN_V, LOCAL_REL, REFINEMENT_STEPS, band_cholesky_drop, band_cholesky_fade
 from .step_kernels import constraint_phi, worst_violation
 
 
@@ -78,73 +77,28 @@ def band_cholesky_solve(L, x):
 
 
 @njit(cache=True)
-def _schur_apply(vals, rows, cols, count, n, minv, r1, r2, iperm, S, lam, acc):
-    """lam (band order), acc <- the solution of M acc + A^T lam = r1, A acc = r2 with the factor S of the Schur
-    complement: S lam = A M^-1 r1 - r2, acc = M^-1 (r1 - A^T lam)."""
-    for i in range(lam.shape[0]):
-        lam[iperm[i]] = -r2[i]
+def schur_band(vals, rows, cols, count, n, minv, f, gamma, tau, iperm, pairs, S, lam, acc):
+    """acc (n,) from M acc + A^T lam = f, A acc = gamma with M^-1 = diag(minv) by the Schur complement
+    (:func:`.kernels.schur_solve`: S lam = A M^-1 f - gamma, acc = M^-1 (f - A^T lam)) in band form; lam (m,) in
+    the band order of the rows (row i at iperm[i]). False (nothing valid) when S's pivot ratio is below tau."""
+    m = lam.shape[0]
+    for i in range(m):
+        lam[iperm[i]] = -gamma[i]
     for e in range(count):
         c = cols[e]
         if c < n:
-            lam[iperm[rows[e]]] += vals[e] * minv[c] * r1[c]
+            lam[iperm[rows[e]]] += vals[e] * minv[c] * f[c]
+    band_gram(vals, cols, n, minv, pairs, S)
+    if m and band_cholesky(S) < tau:
+        return False
     band_cholesky_solve(S, lam)
-    acc[:] = r1
+    acc[:] = f
     for e in range(count):
         c = cols[e]
         if c < n:
             acc[c] -= vals[e] * lam[iperm[rows[e]]]
     for k in range(n):
         acc[k] *= minv[k]
-
-
-@njit(cache=True)
-def _refine(vals, rows, cols, count, n, minv, f, gamma, iperm, S, pen, lam, acc):
-    """REFINEMENT_STEPS steps of fixed-precision iterative refinement (Higham, Accuracy and Stability of Numerical
-    Algorithms, 2nd ed., Sect. 12.1; as linalg.sparse.schur_accelerations) of the faded system M acc + A^T lam = f,
-    A acc - E lam = gamma (E = pen, the penalty of :func:`band_cholesky_fade`; a dropped row keeps lam = 0)."""
-    m = lam.shape[0]
-    r1, r2, dlam, dacc = np.empty(n), np.empty(m), np.empty(m), np.empty(n)
-    for _ in range(REFINEMENT_STEPS):
-        for k in range(n):
-            r1[k] = f[k] - acc[k] / minv[k]
-        for i in range(m):
-            j = iperm[i]
-            r2[i] = 0.0 if pen[j] == np.inf else gamma[i] + pen[j] * lam[j]
-        for e in range(count):
-            c = cols[e]
-            if c < n:
-                r1[c] -= vals[e] * lam[iperm[rows[e]]]
-                if pen[iperm[rows[e]]] != np.inf:
-                    r2[rows[e]] -= vals[e] * acc[c]
-        _schur_apply(vals, rows, cols, count, n, minv, r1, r2, iperm, S, dlam, dacc)
-        for i in range(m):
-            lam[i] += dlam[i]
-        for k in range(n):
-            acc[k] += dacc[k]
-
-
-@njit(cache=True)
-def schur_band(vals, rows, cols, count, n, minv, f, gamma, tau, iperm, pairs, S, lam, acc, G, rho):
-    """acc (n,) from M acc + A^T lam = f, A acc = gamma with M^-1 = diag(minv) by the Schur complement
-    (:func:`.kernels.schur_solve`: S lam = A M^-1 f - gamma, acc = M^-1 (f - A^T lam)) in band form; lam (m,) in
-    the band order of the rows (row i at iperm[i]). tau > 0: False (nothing valid) when S's pivot ratio is below
-    tau; tau < 0: the local rank rule (LOCAL_PIN, LOCAL_REL; G (m, w + 1), rho (m,) work: the factor of A A^T and
-    the local ratios) and iterative refinement (:func:`_refine`: S has the condition number (s_max / s_min)^2 next
-    to a singular configuration), never False."""
-    m = lam.shape[0]
-    pen = np.zeros(m)
-    if tau < 0.0:
-        band_gram(vals, cols, n, np.ones(n), pairs, G)
-        band_cholesky_drop(G, LOCAL_PIN * LOCAL_PIN, rho)
-        band_gram(vals, cols, n, minv, pairs, S)
-        band_cholesky_fade(S, rho, LOCAL_REL * LOCAL_REL, pen)
-    else:
-        band_gram(vals, cols, n, minv, pairs, S)
-        if m and band_cholesky(S) < tau:
-            return False
-    _schur_apply(vals, rows, cols, count, n, minv, f, gamma, iperm, S, lam, acc)
-    if tau < 0.0:
-        _refine(vals, rows, cols, count, n, minv, f, gamma, iperm, S, pen, lam, acc)
     return True
 
 
@@ -153,9 +107,9 @@ def band_rhs(y, ddf, pk, minv, f, tau, iperm, pairs, work):
     """y' = [v, q''] (2n,) of the Lagrange formulation at y = [q, v] (kernels.lagrange_rhs with the Schur solve
     in band form); returns (y', ok), ok False where :func:`schur_band` declines (the caller's reference path).
     pk = (prim, pval, mcols, mloc, mvec); work = (qe, ve (n + 1,), vals, rows, cols (entries), gamma, lam (m,),
-    S, G (m, w + 1), rho (m,))."""
+    S (m, w + 1))."""
     prim, pval, mcols, mloc, mvec = pk
-    qe, ve, vals, rows, cols, gamma, lam, S, G, rho = work
+    qe, ve, vals, rows, cols, gamma, lam, S = work
     n = f.shape[0]
     for i in range(n):
         qe[i] = y[i]
@@ -166,18 +120,14 @@ def band_rhs(y, ddf, pk, minv, f, tau, iperm, pairs, work):
         gamma[i] += ddf[i]
     out = np.empty(2 * n)
     out[:n] = y[n: 2 * n]
-    ok = schur_band(vals, rows, cols, count, n, minv, f, gamma, tau, iperm, pairs, S, lam, out[n:], G, rho)
+    ok = schur_band(vals, rows, cols, count, n, minv, f, gamma, tau, iperm, pairs, S, lam, out[n:])
     return out, ok
 
 
 @njit(cache=True)
-def _gram(vals, cols, n, pairs, tau, G, pin=LOCAL_PIN):
-    """G <- band Cholesky factor of A A^T; False if its pivot ratio is below tau (step_kernels.gram_cholesky);
-    tau < 0: with the local rank rule (:func:`band_cholesky_drop` with sine ``pin``), never False."""
+def _gram(vals, cols, n, pairs, tau, G):
+    """G <- band Cholesky factor of A A^T; False if its pivot ratio is below tau (step_kernels.gram_cholesky)."""
     band_gram(vals, cols, n, np.ones(n), pairs, G)
-    if tau < 0.0:
-        band_cholesky_drop(G, pin * pin, np.empty(G.shape[0]))
-        return True
     return G.shape[0] == 0 or band_cholesky(G) >= tau
 
 
@@ -220,63 +170,27 @@ def _newton(q, qe, ve, pk, tau, iperm, pairs, work, phi, dx):
 
 
 @njit(cache=True)
-def _newton_local(q, qe, ve, pk, iperm, pairs, work, phi, dx, limit, drift):
-    """One Gauss-Newton step of the local rank rule (:func:`band_cholesky_drop`), or none if Phi already passes the
-    test of kinematics.solve_positions: the enforced rows within ``limit``, the dropped ones (the directions the
-    constraints do not pin) within max(limit, drift sqrt(max G_jj)) (kinematics.PINNED_DRIFT). True: converged."""
+def band_project(q, v, pk, poff, shift, dshift, control, iperm, pairs, work):
+    """In place: q onto Phi = 0 and v onto A v + Phi_t = 0, the iterations of step_kernels.project (the same
+    stopping rule and polish steps) with the band minimum-norm solves. control (limit, iterations, polish, tau);
+    work (vals, rows, cols, G (m, w + 1)). False where step_kernels.project would decline."""
+    limit, iterations, polish, tau = control
     vals, rows, cols, G = work
-    n = q.shape[0]
-    count = terms_entries(qe, ve, pk[0], pk[1], pk[2], pk[3], pk[4], vals, rows, cols, np.empty(0))
-    band_gram(vals, cols, n, np.ones(n), pairs, G)
-    bound = max(limit, drift * np.sqrt(np.max(G[:, 0]))) if G.shape[0] else limit
-    band_cholesky_drop(G, LOCAL_PIN * LOCAL_PIN, np.empty(G.shape[0]))
-    converged = True
-    for i in range(phi.shape[0]):
-        if not abs(phi[i]) <= (bound if G[iperm[i], 0] == np.inf else limit):
-            converged = False
-    if converged:
-        return True
-    _normal_solve(vals, rows, cols, count, n, iperm, G, phi, dx)
-    for j in range(n):
-        q[j] -= dx[j]
-    return False
-
-
-@njit(cache=True)
-def _positions(q, pk, poff, shift, control, iperm, pairs, work):
-    """The Newton loop of :func:`band_project`; False if it does not converge."""
-    limit, iterations, _, tau, drift = control
     n, m = q.shape[0], shift.shape[0]
     qe, ve, phi, dx = np.zeros(n + 1), np.zeros(n + 1), np.empty(m), np.empty(n)
+    converged = False
     for _ in range(iterations):
         qe[:n] = q
         constraint_phi(qe, ve, pk[0], pk[1], poff, pk[2], pk[3], pk[4], shift, phi)
         worst = worst_violation(phi)
         if not np.isfinite(worst):
             return False
-        if tau < 0.0:
-            if _newton_local(q, qe, ve, pk, iperm, pairs, work, phi, dx, limit, drift):
-                return True
-            continue
         if worst <= limit:
-            return True
+            converged = True
+            break
         if not _newton(q, qe, ve, pk, tau, iperm, pairs, work, phi, dx):
             return False
-    return False
-
-
-@njit(cache=True)
-def band_project(q, v, pk, poff, shift, dshift, control, iperm, pairs, work):
-    """In place: q onto Phi = 0 and v onto A v + Phi_t = 0, the iterations of step_kernels.project (the same
-    stopping rule and polish steps) with the band minimum-norm solves. control (limit, iterations, polish, tau,
-    drift); tau < 0: the local rank rule (LOCAL_PIN; the rows it drops are neither corrected nor required to
-    vanish, see :func:`_newton_local`); work (vals, rows, cols, G (m, w + 1)). False where step_kernels.project
-    would decline."""
-    limit, iterations, polish, tau, drift = control
-    vals, rows, cols, G = work
-    n, m = q.shape[0], shift.shape[0]
-    qe, ve, phi, dx = np.zeros(n + 1), np.zeros(n + 1), np.empty(m), np.empty(n)
-    if not _positions(q, pk, poff, shift, control, iperm, pairs, work):
+    if not converged:
         return False
     for _ in range(polish):
         qe[:n] = q
@@ -288,7 +202,7 @@ def band_project(q, v, pk, poff, shift, dshift, control, iperm, pairs, work):
     _apply(vals, rows, cols, count, n, v, phi)
     for i in range(m):     # phi <- -(A v + Phi_t), Phi_t = -dshift
         phi[i] = dshift[i] - phi[i]
-    if not _gram(vals, cols, n, pairs, tau, G, LOCAL_PIN_V):
+    if not _gram(vals, cols, n, pairs, tau, G):
         return False
     _normal_solve(vals, rows, cols, count, n, iperm, G, phi, dx)
     for j in range(n):
@@ -307,10 +221,10 @@ def band_tangent_error(y, err, weight, pk, tau, iperm, pairs, work, out):
     qe = np.zeros(n + 1)
     qe[:n] = y[:n]
     count = terms_entries(qe, np.zeros(n + 1), pk[0], pk[1], pk[2], pk[3], pk[4], vals, rows, cols, np.empty(0))
+    if not _gram(vals, cols, n, pairs, tau, G):
+        return False
     tangent, normal, ax, dx = np.empty(n), np.empty(n), np.empty(m), np.empty(n)
-    for part in range(2):       # positions, velocities: each with the rule of its projection (LOCAL_PIN, _V)
-        if not _gram(vals, cols, n, pairs, tau, G, LOCAL_PIN if part == 0 else LOCAL_PIN_V):
-            return False
+    for part in range(2):
         tangent[:] = err[part * n: (part + 1) * n]
         normal[:] = 0.0
         for _ in range(2):

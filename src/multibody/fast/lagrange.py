@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .band import LOCAL_RULE, SparseBandRhs, band_schur
+from .band import SparseBandRhs, band_schur
 from .packed import PackedModel, model_supported, numba_available
 
 #: the Schur/Cholesky solve is used while min_j L_jj^2 / max_j S_jj >= this ratio (an optimistic
@@ -116,5 +116,5 @@ def sparse_band_rhs(formulation, fast: bool = True) -> SparseBandRhs | None:
     from .warm import use_compiled
 
     pack = PackedModel(formulation.model)
-    band = band_schur(pack, formulation.model.n, formulation.ws.m, LOCAL_RULE, always=True)
+    band = band_schur(pack, formulation.model.n, formulation.ws.m, SCHUR_PIVOT_RATIO, always=True)
     return SparseBandRhs(formulation, pack, band) if band is not None and use_compiled() else None

@@ -22,7 +22,7 @@ def _band_args(band: BandSchur | None, n: int):
         p = band.pattern
         return band.pk, band.minv, band.f, band.tau, p.iperm, p.pairs, band.work
     pk = (_ZI2, _Z, np.zeros((0, 3), np.int64), np.zeros((0, 2)), _ZI)
-    work = (np.zeros(n + 1), np.zeros(n + 1), _Z, _ZI, _ZI, _Z, _Z, np.zeros((0, 1)), np.zeros((0, 1)), _Z)
+    work = (np.zeros(n + 1), np.zeros(n + 1), _Z, _ZI, _ZI, _Z, _Z, np.zeros((0, 1)))
     return pk, _Z, _Z, 0.0, _ZI, (_ZI, _ZI, _ZI, _ZI, _Z), work
 
 
