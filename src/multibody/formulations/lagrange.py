@@ -37,6 +37,7 @@ from ..kinematics import KinematicTolerance, solve_positions, solve_velocities
 from ..linalg.rank import (NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, gauss_solve, min_norm_solve,
                           pivoted_qr, row_space_filter)
 from ..assembly import Terms
+from ..linalg.sparse import tangent_filter
 from .lagrange_sparse import SparseLagrange, lagrange_sparse
 from .base import Accelerations, Formulation
 
@@ -241,10 +242,7 @@ class Lagrange(Formulation):
             q = solve_positions(self.model, q, t, ws=self.ws, tol=self.projection_tol, sparse=self._kin_sparse)
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
-        if self.sparse:     # the velocity rule of the sparse path (formulations.lagrange_sparse)
-            v = self.sparse_path.project_velocities(t, q, v, PIN)
-        else:
-            v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK_PINNED, sparse=False)
+        v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK_PINNED, sparse=self._kin_sparse)
         self._choose_rows(t, q, v)
         return np.concatenate([q, v])
 
@@ -268,8 +266,11 @@ class Lagrange(Formulation):
     def _tangent_part(self, t, q, v, qv):
         """qv (n, 2) = [position error, velocity error] without their components normal to the
         constraints: positions normal to Phi = 0 only, velocities normal to C v + b = 0."""
-        if self.sparse:     # SuperLU, the dense filter where A loses rank (formulations.lagrange_sparse)
-            return self.sparse_path.tangent_part(t, q, v, qv, PIN)
+        if self.sparse:
+            try:
+                return tangent_filter(self.ws.sparse_constraints(t, q, v)[1], qv)
+            except SimulationError:     # rank loss at a singular configuration: the dense filter below
+                pass
         C = self.ws.velocity_constraints(t, q, v)[1]
         if self.ws.h:
             return np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0], PIN),

@@ -15,8 +15,7 @@ import numpy as np
 
 from ..assembly import use_sparse
 from ..errors import MultibodyError, SimulationError
-from ..linalg.rank import row_space_filter
-from ..linalg.sparse import SPARSE_VELOCITY_PIVOT_RATIO, SparseMass, schur_accelerations, tangent_filter
+from ..linalg.sparse import SparseMass, schur_accelerations
 
 
 def lagrange_sparse(form, sparse: bool | None, eliminate, choose_rows) -> bool:
@@ -63,40 +62,7 @@ class SparseLagrange:
         q, v = self.form.split(t, y)
         return np.concatenate([v, self.solve(t, q, v)[0]])
 
-    def project_velocities(self, t, q, v, pin: float) -> np.ndarray:
-        """v + A^T (A A^T)^-1 (-(A v + Phi_t)) by SuperLU while its pivot ratio is >= SPARSE_VELOCITY_PIVOT_RATIO,
-        else the dense solve that leaves the directions with s_i <= pin s_max as predicted (linalg.pinned_solve;
-        the rule of formulations.lagrange.PIN; issue 12: the N-four-bar-40 at rtol 1e-12 stopped on a velocity
-        change of 1.5e5 tolerances where SuperLU still pinned them, down to s_min / s_max = 1.2e-6)."""
-        from ..linalg.rank import pinned_solve
-        _, A, Phi_t, _ = self.ws.sparse_constraints(t, q, v)
-        r = -(A @ v + Phi_t)
-        try:
-            lu = factor_spd_velocity(A)
-        except SimulationError:
-            return v + pinned_solve(A.toarray(), r, pin)[0]
-        return v + A.T @ lu.solve(r)
-
-    def tangent_part(self, t, q, v, qv, pin: float) -> np.ndarray:
-        """Lagrange._tangent_part on the sparse path: the position errors without their row-space part (SuperLU, else
-        the dense filter with ``pin``), the velocity errors likewise with the velocity rule of
-        :meth:`project_velocities`, so the error control measures at full weight what the projection leaves."""
-        A = self.ws.sparse_constraints(t, q, v)[1]
-        out = np.empty_like(qv)
-        for col, ratio in ((0, None), (1, SPARSE_VELOCITY_PIVOT_RATIO)):
-            try:
-                out[:, col] = tangent_filter(A, qv[:, col]) if ratio is None else tangent_filter(A, qv[:, col], ratio)
-            except SimulationError:
-                out[:, col] = row_space_filter(A.toarray(), qv[:, col], pin)
-        return out
-
     def summary(self) -> dict:
         return {"linear_algebra": "sparse (SuperLU, Schur complement A M^-1 A^T); per-step rank and "
                                   "uniqueness diagnostics skipped (full row rank checked by the factorisation)",
                 "dense_fallback_evaluations": self.fallbacks}
-
-
-def factor_spd_velocity(A):
-    """SuperLU factor of A A^T for the velocity solves (linalg.sparse.SPARSE_VELOCITY_PIVOT_RATIO)."""
-    from ..linalg.sparse import factor_spd
-    return factor_spd(A @ A.T, "velocity projection", SPARSE_VELOCITY_PIVOT_RATIO)

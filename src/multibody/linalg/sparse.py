@@ -28,12 +28,6 @@ from ..errors import SimulationError
 #: like sigma^2 at distance sigma from a singular configuration, so 1e-10 rejects distances below ~1e-5
 #: (relative) and exactly redundant rows (ratio ~1e-16); above it the solve keeps ~6 correct digits
 SPARSE_PIVOT_RATIO = 1e-10
-#: the same for the velocity projection and the velocity part of the error filter on the sparse path (issue 12):
-#: a velocity solve turns the round-off of the positions (eps L / s along the direction of singular value s)
-#: into eps L omega / s^2, one power of s more than a position solve, so it stops where the dense rule stops
-#: pinning (formulations.lagrange.PIN = 1e-4 in s_min / s_max): the SuperLU pivot ratio is c (s_min / s_max)^2
-#: with c = 37-72 on the N-four-bar (7.6-20 with 2-10 cells), 1e-6 ~ c PIN^2 (docs/guide/singular.md)
-SPARSE_VELOCITY_PIVOT_RATIO = 1e-6
 
 
 class SparsePattern:
@@ -59,16 +53,15 @@ class SparsePattern:
         return sp.csr_matrix((data, self.indices, self.indptr), shape=self.shape)
 
 
-def factor_spd(S, what: str, ratio: float = SPARSE_PIVOT_RATIO):
-    """SuperLU factor of the SPD matrix S (k, k); raises SimulationError when S is singular or nearly so (pivot
-    ratio below ``ratio``)."""
+def factor_spd(S, what: str):
+    """SuperLU factor of the SPD matrix S (k, k); raises SimulationError when S is singular or nearly so."""
     try:
         lu = spla.splu(sp.csc_matrix(S), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                        options={"SymmetricMode": True})
     except RuntimeError as exc:
         raise _singular(what, str(exc)) from None
     d = np.abs(lu.U.diagonal())
-    if d.size and not (np.all(np.isfinite(d)) and d.min() > ratio * d.max()):
+    if d.size and not (np.all(np.isfinite(d)) and d.min() > SPARSE_PIVOT_RATIO * d.max()):
         raise _singular(what, f"pivot ratio {d.min() / max(d.max(), np.finfo(float).tiny):.1e}")
     return lu
 
@@ -80,18 +73,18 @@ def _singular(what: str, detail: str) -> SimulationError:
         f"Use the dense path: formulation_options={{'sparse': False}}.")
 
 
-def min_norm_correction(A, r, what: str, ratio: float = SPARSE_PIVOT_RATIO) -> np.ndarray:
+def min_norm_correction(A, r, what: str) -> np.ndarray:
     """x = A^T (A A^T)^-1 r (n,) or (n, k): the minimum-norm solution of A x = r, A (m, n) sparse of full
-    row rank (paper 000 eq. 5; Gauss-Newton step of the position problem); ``ratio``: see factor_spd."""
+    row rank (paper 000 eq. 5; Gauss-Newton step of the position problem)."""
     if A.shape[0] == 0:
         return np.zeros((A.shape[1],) + np.shape(r)[1:])
-    lu = factor_spd(A @ A.T, what, ratio)
+    lu = factor_spd(A @ A.T, what)
     return A.T @ lu.solve(np.asarray(r, float))
 
 
-def tangent_filter(A, x, ratio: float = SPARSE_PIVOT_RATIO) -> np.ndarray:
+def tangent_filter(A, x) -> np.ndarray:
     """x (n,) or (n, k) minus its row-space part A^T (A A^T)^-1 A x (the sparse row_space_filter)."""
-    return x - min_norm_correction(A, A @ x, "tangent error filter", ratio)
+    return x - min_norm_correction(A, A @ x, "tangent error filter")
 
 
 class SparseMass:
