@@ -70,8 +70,20 @@ class BandSchur:
                      np.zeros(m), np.zeros((m, p.w + 1)))
 
     def __call__(self, y, ddf):
-        return self.kernel(y, ddf, self.pk, self.minv, self.f, self.tau, self.pattern.iperm, self.pattern.pairs,
-                           self.work)
+        out, ok = self.kernel(y, ddf, self.pk, self.minv, self.f, self.tau, self.pattern.iperm, self.pattern.pairs,
+                              self.work)
+        # what a stored state needs of this evaluation (BandStep.record: the recorder stores the state the stepper
+        # has just evaluated after its projection); copies, since compiled step attempts reuse the work arrays
+        self.last = (y.copy(), ddf.copy(), out.copy(), ok, self.work[6].copy() if ok else None,
+                     self.work[2].copy() if ok else None)
+        return out, ok
+
+    def evaluated(self, y, ddf):
+        """(y', ok, lam in band order, A's entry values) of the last call at exactly (y, ddf), else one call now."""
+        last = getattr(self, "last", None)
+        if last is None or not (np.array_equal(last[0], y) and np.array_equal(last[1], ddf)):
+            self(y, ddf)
+        return self.last[2:]
 
 
 class SparseBandRhs:
@@ -133,21 +145,24 @@ class BandStep:
         tol = formulation.projection_tol
         self.control = (tol.position * formulation.model.length_scale, tol.max_iterations, tol.polish, self.tau)
         self.work = (np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros((m, p.w + 1)))
-        self.shift, self.dshift, self.ddf, self.n = np.zeros(m), np.zeros(m), np.zeros(m), n
-        self.band, self.ws = rhs.band, formulation.ws
+        self.shift, self.dshift, self.ddf, self.phi, self.n = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m), n
+        self.band = rhs.band
 
     def record(self, t, q, v):
-        """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A (sparse)) at a stored state, as FastStep.record: the
-        band Schur solve of the right-hand side (M q'' + A^T lambda = f, paper 000 eq. 3), or None where it
-        declines (then the sparse reference, simulation.recorder)."""
+        """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A) at a stored state, as FastStep.record but with A as its
+        entry triplets (vals, rows, cols) (duplicates summed, fast.entries; rows and cols the same at every state):
+        the band Schur solve of the right-hand side (M q'' + A^T lambda = f, paper 000 eq. 3) and the violations
+        by :func:`.band_kernels.band_violations`, or None where the solve declines (then the sparse reference,
+        simulation.recorder)."""
         self.pack.drive(t, self.shift, self.dshift, self.ddf)
-        out, ok = self.band(np.concatenate([q, v]), self.ddf)
+        y = np.concatenate([q, v])
+        out, ok, lam, vals = self.band.evaluated(y, self.ddf)    # the same numbers as a call now
         if not ok:
             return None
-        lam = self.band.work[6][self.pattern.iperm]
-        Phi, A, Phi_t, _ = self.ws.sparse_constraints(t, q, v)
-        violation = (np.max(np.abs(Phi), initial=0.0), np.max(np.abs(A @ v + Phi_t), initial=0.0))
-        return out[self.n:], lam, violation, A
+        rows, cols = self.pattern.rows, self.pattern.cols
+        violation = self.kernels.band_violations(y, self.shift, self.dshift, self.pk, self.pack.poff, vals, rows, cols,
+                                                 self.phi)
+        return out[self.n:], lam[self.pattern.iperm], violation, (vals, rows, cols)
 
     def project(self, t, y):
         """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None."""

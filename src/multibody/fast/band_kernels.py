@@ -236,3 +236,19 @@ def band_tangent_error(y, err, weight, pk, tau, iperm, pairs, work, out):
         for j in range(n):
             out[part * n + j] = tangent[j] + weight * normal[j]
     return True
+
+
+@njit(cache=True)
+def band_violations(y, shift, dshift, pk, poff, vals, rows, cols, phi):
+    """(max |Phi|, max |A v + Phi_t|) at y = [q, v] (step_kernels.violations with A as the entry triplets (vals,
+    rows, cols) at q, :func:`band_rhs`'s); Phi_t = -dshift."""
+    n, m = y.shape[0] // 2, phi.shape[0]
+    qe = np.zeros(n + 1)
+    qe[:n] = y[:n]
+    constraint_phi(qe, np.zeros(n + 1), pk[0], pk[1], poff, pk[2], pk[3], pk[4], shift, phi)
+    av = np.empty(m)
+    _apply(vals, rows, cols, vals.shape[0], n, y[n: 2 * n], av)
+    pos, vel = 0.0, 0.0
+    for i in range(m):
+        pos, vel = max(pos, abs(phi[i])), max(vel, abs(av[i] - dshift[i]))
+    return pos, vel

@@ -39,6 +39,9 @@ class Recorder:
                                                       or spatial_reaction_map(model))   # spatial pairs (issue 23)
         self.flags = None if form.discrete else ReactionFlags(model, self.reactions)   # which are unique
         self.sink = None        # simulation.stream.ChunkSink: takes every block of `sink.chunk` states
+        self._targets = None    # ReactionMap.entry_targets of A's entry pattern (fast.band.BandStep.record)
+        M = model.mass_matrix   # a constant diagonal M: T = 1/2 sum d v^2 without the (n, n) product
+        self._mass_diag = np.diag(M).copy() if M is not None and not np.any(M - np.diag(np.diag(M))) else None
         self.momentum_basis = None      # (rows, s) of the momenta, chosen at the first state (streamed runs)
 
     def start(self, t0: float, y: np.ndarray, after_event: bool) -> None:
@@ -103,7 +106,7 @@ class Recorder:
         q, v = form.split(t, y)
         sparse = getattr(form, "sparse", False)     # issue 7 item 3: sparse A, no dense per-step diagnostics
         values = {"q": q, "v": v,
-                  "energy": (T := kinetic_energy(self.model.mass(q), v), V := ws.potential(t, q), T + V)}
+                  "energy": (T := self._kinetic(q, v), V := ws.potential(t, q), T + V)}
         flags = {}
         if form.discrete:
             Phi, A, Phi_t, _ = ws.velocity_constraints(t, q, v)
@@ -114,7 +117,7 @@ class Recorder:
             values["multipliers"] = (acc.multipliers if acc.multipliers is not None
                                      else np.full(ws.m + ws.h, np.nan))
             if self.reactions is not None:
-                self._generalized.append(self.reactions.generalized(A, acc.multipliers))
+                self._generalized.append(self._reaction_terms(A, acc.multipliers))
                 self.extra_labels["reactions"] = self.reactions.labels
             flags = {} if sparse else self.flags.record(q, A)
             dist = self.model.distribution
@@ -133,6 +136,20 @@ class Recorder:
             self.extra_labels[key] = tuple(labels)
         if self.sink is not None and len(self.t) >= self.sink.chunk:
             self.sink.flush(self)
+
+    def _kinetic(self, q, v) -> float:
+        """T = 1/2 v^T M v (assembly.kinetic_energy; with a constant diagonal M as 1/2 sum d v^2)."""
+        d = self._mass_diag
+        return kinetic_energy(self.model.mass(q), v) if d is None else 0.5 * float(np.dot(d * v, v))
+
+    def _reaction_terms(self, A, lam):
+        """ReactionMap.generalized at a stored state; A dense, sparse, or the entry triplets (vals, rows, cols) of
+        fast.band.BandStep.record (their pattern is the same at every state: its targets are found once)."""
+        if not isinstance(A, tuple):
+            return self.reactions.generalized(A, lam)
+        if self._targets is None:
+            self._targets = self.reactions.entry_targets(A[1], A[2])
+        return self.reactions.generalized_entries(A[0], lam, self._targets)
 
     def take(self) -> tuple:
         """(t, {row key: (k, c)}, {extra key: (k, c)}) of the states held, which are then dropped

@@ -1,0 +1,107 @@
+"""The per-step shortcuts of a whole simulate() (issue 16: the chains) give the reference's numbers.
+
+- The uniqueness flags of paper 003 skip their pivoted QR where a block of constant columns (0 and +-1 entries, the
+  translation columns of pin joints) proves full row rank with margin (analysis.solvability._unit_block): the
+  bound it uses, min |R_ii| >= sigma_m(block) / sqrt(n), is linear algebra (tested at random configurations), and
+  the flags are those of the full test wherever the shortcut is taken or not.
+- The stored accelerations, multipliers, violations, energies and joint reactions of the compiled paths (the dense
+  FastStep, the band BandStep on the sparse path with A as entry triplets) agree with the NumPy/SuperLU reference
+  formulation to round-off (ROUND_OFF, as in test_fast.py: two exact solves in another order).
+- The step watch's compiled measure of the after-step action (fast.rk_kernels.action_move) makes the same
+  operations as its NumPy reference (simulation.step_watch.branch_move and the jump in error scales): the same
+  numbers exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from multibody.analysis.solvability import ReactionFlags, _full_row_rank, _geqp3, _unit_block  # noqa: E402
+from multibody.assembly import Workspace  # noqa: E402
+from multibody.formulations.lagrange import Lagrange  # noqa: E402
+from multibody.kinematics import consistent_state  # noqa: E402
+from multibody.models import four_bars  # noqa: E402
+from multibody.models.nonholonomic_models import door_two_hinges  # noqa: E402
+from multibody.simulation.recorder import Recorder  # noqa: E402
+from multibody.fast.rk_kernels import action_move  # noqa: E402
+from multibody.simulation.step_watch import StepWatch  # noqa: E402
+from test_fast import ROUND_OFF, rel_diff  # noqa: E402
+from test_generalized_alpha import chain  # noqa: E402
+
+
+@pytest.mark.parametrize("bars,tip", [(3, 0.0), (10, 0.0), (10, 1.0), (40, 1.0)])
+def test_unit_block_bounds_the_pivoted_qr(bars, tip):
+    """At random configurations (off the manifold too) the chain's A keeps the block of its translation columns
+    exactly, and every |R_ii| of the pivoted QR is at least the bound sigma_m(block) / sqrt(n)."""
+    model = chain(bars, tip)
+    ws, rng = Workspace(model), np.random.default_rng(5)
+    A0 = ws.velocity_constraints(0.0, model.q0, model.v0)[1]
+    cols, block, bound = _unit_block(A0)
+    assert len(cols) == A0.shape[0] and bound > 0         # the x, y columns of every body: m of them
+    for _ in range(20):
+        A = ws.velocity_constraints(0.0, rng.uniform(-np.pi, np.pi, model.n), model.v0)[1]
+        assert np.array_equal(A[:, cols], block)
+        assert np.linalg.svd(A, compute_uv=False)[-1] >= np.linalg.svd(block, compute_uv=False)[-1]
+        assert np.abs(_geqp3(A).diagonal()).min() >= bound
+
+
+@pytest.mark.parametrize("model", [chain(10, 1.0), four_bars.double_four_bar(), door_two_hinges()],
+                         ids=["chain", "double-four-bar", "door"])
+def test_flags_equal_the_full_test(model):
+    """ReactionFlags with its shortcut against the full-rank test it replaces, at random configurations: the
+    chain takes the shortcut, the closed loops and the redundant door (flags not all unique) do not."""
+    ws, rng = Workspace(model), np.random.default_rng(2)
+    flags = ReactionFlags(model, None)
+    for _ in range(10):
+        q = model.q0 + 0.1 * rng.standard_normal(model.n)
+        C = ws.velocity_constraints(0.0, q, model.v0)[1]
+        full = _full_row_rank(C, flags.tol)
+        assert not flags._bounded(C) or full
+        assert flags._bounded(C) == (model.name.startswith("chain"))
+        assert all(v.all() == full for v, _ in flags.record(q, C).values())
+
+
+@pytest.mark.parametrize("bars", [10, 50])
+def test_recorded_states_equal_the_reference(bars):
+    """Stored states of the chain with a tip mass (10 bars: dense FastStep; 50 bars, n = 152: the sparse path's
+    BandStep) recorded by the compiled formulation and by the reference one (fast=False)."""
+    model = chain(bars, 1.0)
+    forms = Lagrange(model), Lagrange(model, fast=False)
+    assert (forms[0].band_step if bars == 50 else forms[0].fast_step) is not None
+    recs = [Recorder(model, f) for f in forms]
+    q, v = consistent_state(model, 0.0)
+    rng = np.random.default_rng(4)
+    for k in range(4):
+        y = np.r_[q, v + 0.5 * k * rng.standard_normal(model.n)]
+        for rec, form in zip(recs, forms):
+            rec.record(0.1 * k, form.initial_state(0.1 * k, y[: model.n], y[model.n:]), force=True)
+    got, want = recs
+    for key in ("a", "multipliers", "energy"):
+        assert rel_diff(np.array(got.rows[key]), np.array(want.rows[key])) < ROUND_OFF
+    assert np.abs(np.array(got.rows["violation"]) - np.array(want.rows["violation"])).max() < ROUND_OFF
+    reactions = np.array(got.extra["reactions"]), np.array(want.extra["reactions"])
+    assert rel_diff(*reactions) < ROUND_OFF
+    for key in set(got.extra) - {"reactions"}:
+        assert np.array_equal(np.array(got.extra[key]), np.array(want.extra[key]))
+
+
+@pytest.mark.parametrize("speed", [0.0, 1e-12, 1.0])
+def test_watch_kernel_equals_the_reference(speed):
+    """StepWatch._measure compiled (a Lagrange formulation with the compiled rhs, constant M) and by NumPy, at
+    projections of random states of the 10-bar chain, at rest (the floor), barely moving and moving."""
+    model = chain(10, 1.0)
+    form = Lagrange(model)
+    watch = StepWatch(form, 0.0, 1.0, 1e-4, 1e-6)
+    assert watch.kernel is action_move
+    rng, n = np.random.default_rng(8), model.n
+    q, v = consistent_state(model, 0.0)
+    for _ in range(5):
+        before = np.r_[q + 1e-6 * rng.standard_normal(n), speed * rng.standard_normal(n)]
+        after = form.after_step(0.0, before)
+        got = watch._measure(before, after)
+        watch.kernel = None
+        want = watch._measure(before, after)
+        watch.kernel = action_move
+        assert got == want
