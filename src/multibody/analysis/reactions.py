@@ -62,7 +62,7 @@ class ReactionMap:
         """(E, 3): the entries (x, y, theta columns of its body) of Q_j = -A[R_j]^T lam[R_j] for every
         entry (NaN if lam is missing or not finite); ground entries are filled in by :meth:`finish`.
         A dense (m, n) or scipy sparse; :meth:`generalized_entries` takes A as entry triplets."""
-        if lam is None or not np.all(np.isfinite(lam)):
+        if lam is None or not np.isfinite(lam).all():
             return np.full((len(self.joint), 3), np.nan)
         if isinstance(A, np.ndarray):       # only the terms that reach the table (issue 16: per stored state)
             target, row, col = self.terms
@@ -74,7 +74,7 @@ class ReactionMap:
     def generalized_entries(self, vals: np.ndarray, lam: np.ndarray | None, targets: tuple) -> np.ndarray:
         """:meth:`generalized` with A as entry triplets (vals, rows, cols), duplicates summed (fast.entries), and
         ``targets`` = :meth:`entry_targets` of their (rows, cols)."""
-        if lam is None or not np.all(np.isfinite(lam)):
+        if lam is None or not np.isfinite(lam).all():
             return np.full((len(self.joint), 3), np.nan)
         entry, row, target = targets
         return self._table(target, vals[entry] * lam[row])

@@ -222,9 +222,9 @@ class ReactionFlags:
 
     def record(self, q: np.ndarray, C: np.ndarray) -> dict:
         """{series: (values, labels)} at configuration q with C ((m + h), n)."""
-        labels = self.model.velocity_labels
         if self._bounded(C) or _full_row_rank(C, self.tol):     # the common case, decided as solvability() does
             return self._all_unique()
+        labels = self.model.velocity_labels
         sol = solvability(C, labels, m=self.model.m, tol=self.tol, check_rank=False)
         self.redundancy = max(self.redundancy, sol.redundancy)
         self.non_unique.update(sol.non_unique)
@@ -244,7 +244,7 @@ class ReactionFlags:
         if self.block is None:
             self.block = _unit_block(C)
         cols, block, bound = self.block
-        if C.shape[0] != block.shape[0] or not np.array_equal(C[:, cols], block):
+        if C.shape[0] != block.shape[0] or not (C[:, cols] == block).all():
             return False
         return bound > 2.0 * self.tol.rank * float(np.sqrt(np.vdot(C, C)))
 

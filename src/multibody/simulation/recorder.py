@@ -122,7 +122,7 @@ class Recorder:
             flags = {} if sparse else self.flags.record(q, A)
             dist = self.model.distribution
             if dist is not None and not sparse and acc.multipliers is not None:    # paper 001 eq. 32
-                lam = np.nan_to_num(acc.multipliers[:ws.m])
+                lam, flags = np.nan_to_num(acc.multipliers[:ws.m]), dict(flags)     # (flags may be shared)
                 flags["physical_reactions"] = (reactions_from_constraint_force(dist.B(q, t), A[:ws.m].T @ lam),
                                                dist.labels)
         if self.work is not None:
