@@ -105,3 +105,23 @@ def test_watch_kernel_equals_the_reference(speed):
         want = watch._measure(before, after)
         watch.kernel = action_move
         assert got == want
+
+
+@pytest.mark.parametrize("bars", [10, 50])
+def test_stored_state_reuses_the_evaluation_bit_for_bit(bars):
+    """The stored state is the one the stepper has just evaluated (RungeKutta.reset after the projection): the
+    band evaluation is reused (BandSchur.evaluated), with exactly the numbers of a new one."""
+    model = chain(bars, 1.0)
+    form = Lagrange(model)
+    step = form.band_step or form.fast_step.band_step
+    rng = np.random.default_rng(9)
+    q, v = consistent_state(model, 0.0)
+    v = v + rng.standard_normal(model.n)
+    form.rhs(0.3, np.r_[q, v])
+    last = step.band.last
+    reused = step.record(0.3, q, v)
+    assert step.band.last is last           # no new evaluation
+    step.band.last = None
+    fresh = step.record(0.3, q, v)
+    for a, b in zip(reused[:3] + reused[3][:1], fresh[:3] + fresh[3][:1]):
+        assert np.array_equal(a, b)
