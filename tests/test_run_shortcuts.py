@@ -108,20 +108,34 @@ def test_watch_kernel_equals_the_reference(speed):
 
 
 @pytest.mark.parametrize("bars", [10, 50])
-def test_stored_state_reuses_the_evaluation_bit_for_bit(bars):
-    """The stored state is the one the stepper has just evaluated (RungeKutta.reset after the projection): the
-    band evaluation is reused (BandSchur.evaluated), with exactly the numbers of a new one."""
+def test_stored_state_is_the_evaluated_one_bit_for_bit(bars):
+    """BandStep.record (one state of the batch kernel) gives exactly the accelerations of the right-hand side the
+    stepper evaluates (the same band_rhs)."""
     model = chain(bars, 1.0)
     form = Lagrange(model)
     step = form.band_step or form.fast_step.band_step
     rng = np.random.default_rng(9)
     q, v = consistent_state(model, 0.0)
     v = v + rng.standard_normal(model.n)
-    form.rhs(0.3, np.r_[q, v])
-    last = step.band.last
-    reused = step.record(0.3, q, v)
-    assert step.band.last is last           # no new evaluation
-    step.band.last = None
-    fresh = step.record(0.3, q, v)
-    for a, b in zip(reused[:3] + reused[3][:1], fresh[:3] + fresh[3][:1]):
-        assert np.array_equal(a, b)
+    assert np.array_equal(step.record(0.3, q, v)[0], form.rhs(0.3, np.r_[q, v])[model.n:])
+
+
+@pytest.mark.parametrize("bars", [10, 50])
+def test_batch_recorded_run_equals_the_per_state_one(bars, monkeypatch):
+    """A whole simulate() whose stored states are computed together (simulation.record_batch) against the same run
+    recording each state as it comes (batch_step -> None): the same steps and states; the rows, reactions and
+    flags of the states equal to round-off (flags exactly)."""
+    from multibody import RunOptions, simulate
+    from multibody.simulation import recorder
+    model, opts = chain(bars, 1.0), RunOptions(integrator="dopri5", rtol=1e-4, atol=1e-6)
+    t_end = 0.2 if bars == 10 else 0.02
+    batch = simulate(model, t_end=t_end, options=opts)
+    monkeypatch.setattr(recorder, "batch_step", lambda rec: None)
+    each = simulate(model, t_end=t_end, options=opts)
+    assert np.array_equal(batch.t, each.t) and np.array_equal(batch.q, each.q) and np.array_equal(batch.v, each.v)
+    for name in each.series:
+        got, want = np.asarray(batch.series[name].data), np.asarray(each.series[name].data)
+        if "unique" in name:
+            assert np.array_equal(got, want), name
+        else:
+            assert np.abs(got - want).max() <= ROUND_OFF * max(1.0, np.abs(want).max()), name

@@ -79,21 +79,8 @@ class BandSchur:
                      np.zeros(m), np.zeros((m, p.w + 1)))
 
     def __call__(self, y, ddf):
-        out, ok = self.kernel(y, ddf, self.pk, self.minv, self.f, self.tau, self.pattern.iperm, self.pattern.pairs,
-                              self.work)
-        # what a stored state needs of this evaluation (BandStep.record: the recorder stores the state the stepper
-        # has just evaluated after its projection); copies, since compiled step attempts reuse the work arrays
-        self.last = (y.tobytes() + ddf.tobytes(), out.copy(), ok, self.work[6].copy() if ok else None,
-                     self.work[2].copy() if ok else None)
-        return out, ok
-
-    def evaluated(self, y, ddf):
-        """(y', ok, lam in band order, A's entry values) of the last call at bit for bit the same (y, ddf), else of
-        one call now."""
-        last = getattr(self, "last", None)
-        if last is None or last[0] != y.tobytes() + ddf.tobytes():
-            self(y, ddf)
-        return self.last[1:]
+        return self.kernel(y, ddf, self.pk, self.minv, self.f, self.tau, self.pattern.iperm, self.pattern.pairs,
+                           self.work)
 
 
 class SparseBandRhs:
@@ -155,24 +142,23 @@ class BandStep:
         tol = formulation.projection_tol
         self.control = (tol.position * formulation.model.length_scale, tol.max_iterations, tol.polish, self.tau)
         self.work = (np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros((m, p.w + 1)))
-        self.shift, self.dshift, self.ddf, self.phi, self.n = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m), n
+        self.shift, self.dshift, self.ddf, self.n = np.zeros(m), np.zeros(m), np.zeros(m), n
         self.band = rhs.band
 
     def record(self, t, q, v):
         """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A) at a stored state, as FastStep.record but with A as its
         entry triplets (vals, rows, cols) (duplicates summed, fast.entries; rows and cols the same at every state):
-        the band Schur solve of the right-hand side (M q'' + A^T lambda = f, paper 000 eq. 3) and the violations
-        by :func:`.band_kernels.band_violations`, or None where the solve declines (then the sparse reference,
-        simulation.recorder)."""
-        self.pack.drive(t, self.shift, self.dshift, self.ddf)
-        y = np.concatenate([q, v])
-        out, ok, lam, vals = self.band.evaluated(y, self.ddf)    # the same numbers as a call now
-        if not ok:
+        the band Schur solve of the right-hand side (M q'' + A^T lambda = f, paper 000 eq. 3) and the violations,
+        by :func:`.band_kernels.band_record_batch` of this one state, or None where the solve declines (then the
+        sparse reference, simulation.recorder). Without prescribed motions (their f(t) enters Phi): else None."""
+        if self.pack.motions:
             return None
-        rows, cols = self.pattern.rows, self.pattern.cols
-        violation = self.kernels.band_violations(y, self.shift, self.dshift, self.pk, self.pack.poff, vals, rows, cols,
-                                                 self.phi)
-        return out[self.n:], lam[self.pattern.iperm], violation, (vals, rows, cols)
+        p, band = self.pattern, self.band
+        acc, lam, viol, vals = (np.empty((1, k)) for k in (self.n, len(self.ddf), 2, p.count))
+        if self.kernels.band_record_batch(np.concatenate([q, v])[None], band.pk, band.minv, band.f, band.tau, p.iperm,
+                                          p.pairs, band.work, self.pack.poff, acc, lam, viol, vals) >= 0:
+            return None
+        return acc[0], lam[0][p.iperm], (viol[0, 0], viol[0, 1]), (vals[0], p.rows, p.cols)
 
     def project(self, t, y):
         """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None."""
