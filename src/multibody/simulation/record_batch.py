@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..formulations.base import Formulation
+from ..model.forces import ConstantForce
 
 
 def batch_step(rec):
@@ -63,7 +64,7 @@ def _write(rec, states, Y, acc, lam, viol, vals) -> None:
     n = rec.model.n
     Q, V = Y[:, :n], Y[:, n: 2 * n]
     T = 0.5 * np.einsum("ij,ij->i", rec._mass_diag * V, V)
-    P = np.array([rec.form.ws.potential(t, q) for (t, _), q in zip(states, Q)])
+    P = _potential(rec, states, Q)
     rows = {"q": Q, "v": V, "energy": np.column_stack([T, P, T + P]), "violation": viol, "a": acc,
             "multipliers": lam}
     for key, arr in rows.items():
@@ -76,6 +77,18 @@ def _write(rec, states, Y, acc, lam, viol, vals) -> None:
             for key, (values, labels) in flags.items():
                 rec._extra.setdefault(key, []).append(values)
                 rec.extra_labels[key] = tuple(labels)
+
+
+def _potential(rec, states, Q) -> np.ndarray:
+    """V of every state: Workspace.potential (the sum over the force elements), for constant forces (uniform
+    gravity, model.forces.ConstantForce: V = -g . q) as one product for all states."""
+    forces = rec.model.forces
+    if not all(type(e) is ConstantForce for e in forces):
+        return np.array([rec.form.ws.potential(t, q) for (t, _), q in zip(states, Q)])
+    V = np.zeros(len(Q))
+    for e in forces:
+        V = V + -(Q @ e.g[: Q.shape[1]])
+    return V
 
 
 def _reactions(rec, vals, lam) -> np.ndarray:
