@@ -139,3 +139,19 @@ def test_batch_recorded_run_equals_the_per_state_one(bars, monkeypatch):
             assert np.array_equal(got, want), name
         else:
             assert np.abs(got - want).max() <= ROUND_OFF * max(1.0, np.abs(want).max()), name
+
+
+def test_generalized_reactions_gather_equals_the_product():
+    """ReactionMap.generalized (the terms gathered, A dense or sparse) against its definition Q_j = -A[R_j]^T
+    lam[R_j] as the product with the (m, J) row indicator, on the chain with a tip mass at a random state."""
+    import scipy.sparse as sp
+    from multibody.analysis.reactions import reaction_map
+    model = chain(10, 1.0)
+    rmap, ws, rng = reaction_map(model), Workspace(model), np.random.default_rng(12)
+    A = ws.velocity_constraints(0.0, rng.standard_normal(model.n), model.v0)[1]
+    lam = rng.standard_normal(A.shape[0])
+    Q = np.zeros((model.n + 1, rmap.rows_of.shape[1]))
+    Q[: model.n] = -(A.T @ (lam[:, None] * rmap.rows_of))
+    want = Q[rmap.cols, rmap.joint[:, None]]
+    for got in (rmap.generalized(A, lam), rmap.generalized(sp.csr_matrix(A), lam)):
+        assert rel_diff(got, want) < ROUND_OFF

@@ -61,15 +61,13 @@ class ReactionMap:
     def generalized(self, A: np.ndarray, lam: np.ndarray | None) -> np.ndarray:
         """(E, 3): the entries (x, y, theta columns of its body) of Q_j = -A[R_j]^T lam[R_j] for every
         entry (NaN if lam is missing or not finite); ground entries are filled in by :meth:`finish`.
-        A dense (m, n) or scipy sparse; :meth:`generalized_entries` takes A as entry triplets."""
+        A dense (m, n) or scipy sparse (its entries gathered, not a product with the (m, J) indicator: 20 ms a state
+        at 1000 bars); :meth:`generalized_entries` takes A as entry triplets."""
         if lam is None or not np.isfinite(lam).all():
             return np.full((len(self.joint), 3), np.nan)
-        if isinstance(A, np.ndarray):       # only the terms that reach the table (issue 16: per stored state)
-            target, row, col = self.terms
-            return self._table(target, A[row, col] * lam[row])
-        Q = np.zeros((self.n + 1, self.rows_of.shape[1]))
-        Q[: self.n] = -(A.T @ (lam[:, None] * self.rows_of))           # Q_j, one column per joint (A sparse)
-        return Q[self.cols, self.joint[:, None]]
+        target, row, col = self.terms       # only the terms that reach the table (issue 16: per stored state)
+        vals = A[row, col] if isinstance(A, np.ndarray) else np.asarray(A.tocsr()[row, col]).ravel()
+        return self._table(target, vals * lam[row])
 
     def generalized_entries(self, vals: np.ndarray, lam: np.ndarray | None, targets: tuple) -> np.ndarray:
         """:meth:`generalized` with A as entry triplets (vals, rows, cols), duplicates summed (fast.entries), and

@@ -42,7 +42,8 @@ class Recorder:
         self.sink = None        # simulation.stream.ChunkSink: takes every block of `sink.chunk` states
         self._targets = None    # ReactionMap.entry_targets of A's entry pattern (fast.band.BandStep.record)
         M = model.mass_matrix   # a constant diagonal M: T = 1/2 sum d v^2 without the (n, n) product
-        self._mass_diag = np.diag(M).copy() if M is not None and not np.any(M - np.diag(np.diag(M))) else None
+        self._mass_diag = (np.diag(M).copy() if M is not None and np.count_nonzero(M) == np.count_nonzero(np.diag(M))
+                           else None)
         self._batch, self._pending = None, []   # the band path: states kept as (t, y), rows computed together
         self.momentum_basis = None      # (rows, s) of the momenta, chosen at the first state (streamed runs)
 
