@@ -85,17 +85,17 @@ def simulate(model: Model, *, t_end: float, t_start: float = 0.0, formulation: s
 def blas_threads():
     """A threadpoolctl context with MULTIBODY_BLAS_THREADS BLAS threads (default 1): the dense systems of
     a mechanism are small, and a threaded BLAS on a loaded 2-core machine took 18 ms for a 60 x 60 SVD
-    instead of 1.3 ms (issue 13 item 2). The libraries are found once per process (_CONTROLLER; finding them
-    took ~2.5 ms per run, issue 16: whole runs of small models), when the first run starts: NumPy's and SciPy's
-    BLAS are loaded by then."""
+    instead of 1.3 ms (issue 13 item 2). The controller (the scan of the loaded BLAS libraries, 2.7 ms) is made once
+    per process, at the first run, when numpy's and scipy's BLAS are loaded (issue 16: 0.013 ms per step of a
+    200-step gyro-top run)."""
     from threadpoolctl import ThreadpoolController
 
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=int(os.environ.get("MULTIBODY_BLAS_THREADS", "1")), user_api="blas")
+    if _BLAS["controller"] is None:
+        _BLAS["controller"] = ThreadpoolController()
+    return _BLAS["controller"].limit(limits=int(os.environ.get("MULTIBODY_BLAS_THREADS", "1")), user_api="blas")
 
 
-_CONTROLLER: list = []
+_BLAS = {"controller": None}
 
 
 def _simulate(model, t_end, t_start, formulation, options, form_opts, progress, events, transition,
