@@ -23,6 +23,7 @@ constraints are left out). Output only: one vectorised evaluation per state, no 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -59,12 +60,46 @@ class ReactionMap:
 
     def generalized(self, A: np.ndarray, lam: np.ndarray | None) -> np.ndarray:
         """(E, 3): the entries (x, y, theta columns of its body) of Q_j = -A[R_j]^T lam[R_j] for every
-        entry (NaN if lam is missing or not finite); ground entries are filled in by :meth:`finish`."""
-        if lam is None or not np.all(np.isfinite(lam)):
+        entry (NaN if lam is missing or not finite); ground entries are filled in by :meth:`finish`.
+        A dense (m, n) or scipy sparse (its entries gathered, not a product with the (m, J) indicator: 20 ms a state
+        at 1000 bars); :meth:`generalized_entries` takes A as entry triplets."""
+        if lam is None or not np.isfinite(lam).all():
             return np.full((len(self.joint), 3), np.nan)
-        Q = np.zeros((self.n + 1, self.rows_of.shape[1]))
-        Q[: self.n] = -(A.T @ (lam[:, None] * self.rows_of))           # Q_j, one column per joint (A dense or sparse)
-        return Q[self.cols, self.joint[:, None]]
+        target, row, col = self.terms       # only the terms that reach the table (issue 16: per stored state)
+        vals = A[row, col] if isinstance(A, np.ndarray) else np.asarray(A.tocsr()[row, col]).ravel()
+        return self._table(target, vals * lam[row])
+
+    def generalized_entries(self, vals: np.ndarray, lam: np.ndarray | None, targets: tuple) -> np.ndarray:
+        """:meth:`generalized` with A as entry triplets (vals, rows, cols), duplicates summed (fast.entries), and
+        ``targets`` = :meth:`entry_targets` of their (rows, cols)."""
+        if lam is None or not np.isfinite(lam).all():
+            return np.full((len(self.joint), 3), np.nan)
+        entry, row, target = targets
+        return self._table(target, vals[entry] * lam[row])
+
+    def _table(self, target: np.ndarray, terms: np.ndarray) -> np.ndarray:
+        """(E, 3) = -(sum of the terms A_ic lam_i of each target); zero where none (ground, a point mass's theta)."""
+        return -np.bincount(target, weights=terms, minlength=3 * len(self.joint)).reshape(-1, 3)
+
+    @cached_property
+    def terms(self) -> tuple:
+        """(target, row, col): every term A[row, col] lam[row] of the table of :meth:`generalized`, target = 3 k + p
+        for entry k's column position p (its body's column col = cols[k, p] < n, row a row of its joint)."""
+        row, k = np.nonzero(self.rows_of[:, self.joint])              # the rows of each entry's joint
+        target = (3 * k[:, None] + np.arange(3)).ravel()
+        row, col = np.repeat(row, 3), self.cols[k].ravel()
+        keep = col < self.n
+        return target[keep], row[keep], col[keep]
+
+    def entry_targets(self, rows: np.ndarray, cols: np.ndarray) -> tuple:
+        """(entry, row, target): the entries e of A given as (rows[e], cols[e]) that reach the table (not a row of no
+        joint, not the ground column), their rows and their targets (:attr:`terms`); once per entry pattern."""
+        target, row, col = self.terms
+        where = dict(zip(zip(row.tolist(), col.tolist()), target.tolist()))
+        found = np.array([where.get(rc, -1) for rc in zip(np.asarray(rows).tolist(), np.asarray(cols).tolist())],
+                         dtype=np.int64)
+        entry = np.flatnonzero(found >= 0)
+        return entry, np.asarray(rows)[entry], found[entry]
 
     def finish(self, q: np.ndarray, Qe: np.ndarray) -> np.ndarray:
         """(k, E, 5) reactions of k states from q (k, n) and :meth:`generalized` (k, E, 3): ground

@@ -142,6 +142,27 @@ def _full_row_rank(C: np.ndarray, tol: SolvabilityTolerance) -> bool:
     return smallest > tol.rank * float(np.linalg.svd(C, compute_uv=False)[0])    # |C|_2 = np.linalg.norm(C, 2)
 
 
+def _unit_block(C: np.ndarray) -> tuple:
+    """(columns, C[:, columns], bound): the columns of C whose entries are all 0 or +-1 (the translation columns of a
+    chain's pin joints, constant by their formula) and bound = sigma_m(C[:, columns]) / sqrt(n), C (m, n).
+
+    Why it bounds the pivoted QR of any C' (m, n) with the same block: sigma_m(C') = min over unit u of |C'^T u| >=
+    |block^T u| >= sigma_m(block) (a subvector). At step i of QR with column pivoting, |R_ii| is the largest norm of
+    the columns projected onto the complement of the first i - 1 columns of Q; for a unit u in that complement it is
+    >= max_j |u^T c_j| >= |C'^T u| / sqrt(n) >= sigma_m(C') / sqrt(n) (Golub & Van Loan, Matrix Computations, 4th
+    ed., Sect. 5.4.2). LAPACK's dgeqp3 computes this for C' + E with |E| ~ n eps |C'|, and picks its pivots from
+    norms downdated to ~sqrt(eps) (LAPACK Working Note 176): both far inside the factor 2 that
+    :meth:`ReactionFlags._bounded` keeps, since the threshold rank |C'|_F (rank = 1e-9) is ~1e5 times n eps
+    |C'|. An empty block or fewer such columns than rows: bound 0 (never used)."""
+    C = np.asarray(C, dtype=float)
+    m, n = C.shape
+    cols = np.flatnonzero(np.all((C == 0.0) | (np.abs(C) == 1.0), axis=0) & np.any(C != 0.0, axis=0))
+    block = C[:, cols].copy()
+    if m == 0 or len(cols) < m:
+        return cols, block, 0.0
+    return cols, block, float(np.linalg.svd(block, compute_uv=False)[m - 1]) / np.sqrt(n)
+
+
 _GEQP3_LWORK: dict = {}
 
 
@@ -197,12 +218,13 @@ class ReactionFlags:
     def __init__(self, model: Model, rmap, tol: SolvabilityTolerance = SolvabilityTolerance()):
         self.model, self.rmap, self.tol = model, rmap, tol
         self.redundancy, self.non_unique = 0, set()
+        self.block = None       # (columns, C[:, columns], bound) of the first state (_unit_block)
 
     def record(self, q: np.ndarray, C: np.ndarray) -> dict:
         """{series: (values, labels)} at configuration q with C ((m + h), n)."""
-        labels = self.model.velocity_labels
-        if _full_row_rank(C, self.tol):     # the common case, decided as solvability() does, without Q
+        if self._bounded(C) or _full_row_rank(C, self.tol):     # the common case, decided as solvability() does
             return self._all_unique()
+        labels = self.model.velocity_labels
         sol = solvability(C, labels, m=self.model.m, tol=self.tol, check_rank=False)
         self.redundancy = max(self.redundancy, sol.redundancy)
         self.non_unique.update(sol.non_unique)
@@ -214,6 +236,17 @@ class ReactionFlags:
             flags = reaction_uniqueness(self.model, q, C, sol, self.rmap, self.tol)
             out["reactions_unique"] = (flags.astype(float), self.rmap.labels)
         return out
+
+    def _bounded(self, C: np.ndarray) -> bool:
+        """True when :func:`_full_row_rank` is True at C without its QR (issue 16: per stored state): C has the
+        columns of the first state's :func:`_unit_block` with the same entries, so sigma_m(C) >= sigma_m(block),
+        and the bound proves min |R_ii| above the threshold rank |C|_F."""
+        if self.block is None:
+            self.block = _unit_block(C)
+        cols, block, bound = self.block
+        if C.shape[0] != block.shape[0] or not (C[:, cols] == block).all():
+            return False
+        return bound > 2.0 * self.tol.rank * float(np.sqrt(np.vdot(C, C)))
 
     def _all_unique(self) -> dict:
         """The flags of a C of full row rank (no left null space): everything unique; built once,

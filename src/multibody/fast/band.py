@@ -29,20 +29,10 @@ class BandPattern:
         qe = np.zeros(n + 1)
         count = constraint_entries(qe, qe, pack.prim, pack.pval, pack.mcols, pack.mloc, pack.mvec, vals, rows, cols)
         self.count, self.rows, self.cols = count, rows[:count], cols[:count]
-        live = np.flatnonzero(self.cols < n)
-        order = live[np.argsort(self.cols[live], kind="stable")]          # entries grouped by column
-        starts = np.searchsorted(self.cols[order], np.arange(n + 1))
-        pe, pf = [], []
-        for c in range(n):
-            group = order[starts[c]: starts[c + 1]]
-            a, b = np.triu_indices(len(group))
-            pe.append(group[a])
-            pf.append(group[b])
-        pe = np.concatenate(pe) if pe else np.zeros(0, np.int64)
-        pf = np.concatenate(pf) if pf else np.zeros(0, np.int64)
+        pe, pf = _column_pairs(self.cols, n)
         ri, rj = self.rows[pe], self.rows[pf]
-        pattern = sp.csr_matrix((np.ones(len(pe)), (ri, rj)), shape=(m, m))
-        pattern = (pattern + pattern.T + sp.identity(m)).tocsr()
+        diag = np.arange(m)         # the pattern of S + S^T + I in one construction (canonical CSR)
+        pattern = sp.csr_matrix((np.ones(2 * len(pe) + m), (np.r_[ri, rj, diag], np.r_[rj, ri, diag])), shape=(m, m))
         perm = reverse_cuthill_mckee(pattern, symmetric_mode=True) if m else np.zeros(0, np.int64)
         self.iperm = np.empty(m, np.int64)
         self.iperm[perm] = np.arange(m)
@@ -51,6 +41,25 @@ class BandPattern:
         self.w = int((hi - lo).max()) if len(hi) else 0
         pw = np.where((pe != pf) & (ri == rj), 2.0, 1.0)
         self.pairs = (pe.astype(np.int64), pf.astype(np.int64), hi.astype(np.int64), (hi - lo).astype(np.int64), pw)
+
+
+def _column_pairs(cols: np.ndarray, n: int) -> tuple:
+    """(pe, pf): the pairs of entries e <= f (in the order of np.triu_indices) of each column c < n, the columns in
+    increasing order, the entries of a column in the order of ``cols`` (a stable sort); vectorised per group size
+    (the pairs, hence the summation order of :func:`.band_kernels.band_gram`, are those of a loop over columns)."""
+    live = np.flatnonzero(cols < n)
+    order = live[np.argsort(cols[live], kind="stable")]          # entries grouped by column
+    starts = np.searchsorted(cols[order], np.arange(n + 1))
+    size = np.diff(starts)
+    count = size * (size + 1) // 2                                  # pairs of each column
+    offset = np.r_[0, np.cumsum(count)]
+    pe, pf = np.zeros(offset[-1], np.int64), np.zeros(offset[-1], np.int64)
+    for g in np.unique(size[size > 0]):
+        c = np.flatnonzero(size == g)
+        a, b = np.triu_indices(int(g))
+        at = offset[c][:, None] + np.arange(len(a))
+        pe[at], pf[at] = order[starts[c][:, None] + a], order[starts[c][:, None] + b]
+    return pe, pf
 
 
 class BandSchur:
@@ -134,20 +143,22 @@ class BandStep:
         self.control = (tol.position * formulation.model.length_scale, tol.max_iterations, tol.polish, self.tau)
         self.work = (np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros((m, p.w + 1)))
         self.shift, self.dshift, self.ddf, self.n = np.zeros(m), np.zeros(m), np.zeros(m), n
-        self.band, self.ws = rhs.band, formulation.ws
+        self.band = rhs.band
 
     def record(self, t, q, v):
-        """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A (sparse)) at a stored state, as FastStep.record: the
-        band Schur solve of the right-hand side (M q'' + A^T lambda = f, paper 000 eq. 3), or None where it
-        declines (then the sparse reference, simulation.recorder)."""
-        self.pack.drive(t, self.shift, self.dshift, self.ddf)
-        out, ok = self.band(np.concatenate([q, v]), self.ddf)
-        if not ok:
+        """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A) at a stored state, as FastStep.record but with A as its
+        entry triplets (vals, rows, cols) (duplicates summed, fast.entries; rows and cols the same at every state):
+        the band Schur solve of the right-hand side (M q'' + A^T lambda = f, paper 000 eq. 3) and the violations,
+        by :func:`.band_kernels.band_record_batch` of this one state, or None where the solve declines (then the
+        sparse reference, simulation.recorder). Without prescribed motions (their f(t) enters Phi): else None."""
+        if self.pack.motions:
             return None
-        lam = self.band.work[6][self.pattern.iperm]
-        Phi, A, Phi_t, _ = self.ws.sparse_constraints(t, q, v)
-        violation = (np.max(np.abs(Phi), initial=0.0), np.max(np.abs(A @ v + Phi_t), initial=0.0))
-        return out[self.n:], lam, violation, A
+        p, band = self.pattern, self.band
+        acc, lam, viol, vals = (np.empty((1, k)) for k in (self.n, len(self.ddf), 2, p.count))
+        if self.kernels.band_record_batch(np.concatenate([q, v])[None], band.pk, band.minv, band.f, band.tau, p.iperm,
+                                          p.pairs, band.work, self.pack.poff, acc, lam, viol, vals) >= 0:
+            return None
+        return acc[0], lam[0][p.iperm], (viol[0, 0], viol[0, 1]), (vals[0], p.rows, p.cols)
 
     def project(self, t, y):
         """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None."""

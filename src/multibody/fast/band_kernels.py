@@ -236,3 +236,38 @@ def band_tangent_error(y, err, weight, pk, tau, iperm, pairs, work, out):
         for j in range(n):
             out[part * n + j] = tangent[j] + weight * normal[j]
     return True
+
+
+@njit(cache=True)
+def band_violations(y, shift, dshift, pk, poff, vals, rows, cols, phi):
+    """(max |Phi|, max |A v + Phi_t|) at y = [q, v] (step_kernels.violations with A as the entry triplets (vals,
+    rows, cols) at q, :func:`band_rhs`'s); Phi_t = -dshift."""
+    n, m = y.shape[0] // 2, phi.shape[0]
+    qe = np.zeros(n + 1)
+    qe[:n] = y[:n]
+    constraint_phi(qe, np.zeros(n + 1), pk[0], pk[1], poff, pk[2], pk[3], pk[4], shift, phi)
+    av = np.empty(m)
+    _apply(vals, rows, cols, vals.shape[0], n, y[n: 2 * n], av)
+    pos, vel = 0.0, 0.0
+    for i in range(m):
+        pos, vel = max(pos, abs(phi[i])), max(vel, abs(av[i] - dshift[i]))
+    return pos, vel
+
+
+@njit(cache=True)
+def band_record_batch(Y, pk, minv, f, tau, iperm, pairs, work, poff, acc, lam, viol, vals):
+    """The stored states Y (k, 2n) of a model without prescribed motions at once (simulation.record_batch): for
+    each, :func:`band_rhs` (q'' into acc (k, n), the multipliers in band order into lam (k, m), A's entries into
+    vals (k, count)) and :func:`band_violations` (viol (k, 2)); returns the first state where the band solve
+    declines (its rows not valid; the caller records it by the reference), or -1."""
+    n, m = acc.shape[1], lam.shape[1]
+    ddf, zero, phi = np.zeros(m), np.zeros(m), np.empty(m)
+    for i in range(Y.shape[0]):
+        out, ok = band_rhs(Y[i], ddf, pk, minv, f, tau, iperm, pairs, work)
+        if not ok:
+            return i
+        acc[i] = out[n:]
+        lam[i] = work[6]
+        vals[i] = work[2]
+        viol[i, 0], viol[i, 1] = band_violations(Y[i], zero, zero, pk, poff, work[2], work[3], work[4], phi)
+    return -1

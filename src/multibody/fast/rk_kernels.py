@@ -160,3 +160,26 @@ def rk_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, ddf, dense, band, use_b
     if rejected:
         factor = min(1.0, factor)
     return OK, t_new, y_new, h_abs, min(h_abs * factor, max_step), err, n_rejected, nfev, rejected
+
+
+@njit(cache=True)
+def action_move(before, after, w, rtol, atol, floor, length):
+    """(jump, turn, shift, tolerances) of the after-step action that took the physical state ``before`` = [q, v] to
+    ``after`` (both finite): simulation.step_watch's jump in error scales (StepWatch.accepted) and
+    :func:`simulation.step_watch.branch_move` with the weights w = sqrt(diag M) of a constant mass matrix (all ones if
+    M has no diagonal), the same operations elementwise and the same maxima, so the same numbers; ``floor``:
+    FLOOR_SCALES, ``length``: the model's length scale."""
+    n = w.shape[0]
+    jump, w_max, speed, moved, shift = 0.0, 0.0, 0.0, 0.0, 0.0
+    for i in range(2 * n):
+        jump = max(jump, abs(after[i] - before[i]) / (atol + rtol * max(abs(before[i]), abs(after[i]))))
+    for j in range(n):
+        w_max = max(w_max, w[j])
+        speed = max(speed, w[j] * max(abs(before[n + j]), abs(after[n + j])))
+        moved = max(moved, w[j] * abs(after[n + j] - before[n + j]))
+        shift = max(shift, abs(after[j] - before[j]))
+    speed = max(speed, floor * atol * w_max)
+    if speed <= 0.0:
+        return jump, 0.0, shift / length, 0.0
+    turn = moved / speed
+    return jump, turn, shift / length, turn / (rtol + atol * w_max / speed)

@@ -79,7 +79,15 @@ class FastStep:
         return out if ok else None
 
     def record(self, t, q, v):
-        """(q'' (n,), multipliers (m,), (max |Phi|, max |A v + Phi_t|), A (m, n)) at a state, or None."""
+        """(q'' (n,), multipliers (m,), (max |Phi|, max |A v + Phi_t|), A (m, n)) at a state, or None. Where the rhs
+        takes the band solve, its BandStep.record (the stored state is the one the stepper has just evaluated: no
+        new solve; the unique multipliers of full row rank, which are the minimum-norm ones) with A made dense."""
+        if self.band_step is not None:
+            out = self.band_step.record(t, q, v)
+            if out is not None:
+                vals, rows, cols = out[3]
+                A = np.bincount(rows * (self.n + 1) + cols, vals, len(self.lam) * (self.n + 1))
+                return out[0], out[1], out[2], A.reshape(len(self.lam), self.n + 1)[:, :self.n]
         rhs, n = self.rhs, self.n
         self._motions(t)
         prim, pval, poff, mcols, mloc, mvec = self.model_data

@@ -54,13 +54,24 @@ def _dispatchers(extra=()):
             for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
 
 
+#: the sets of kernel modules (by name) found warm in this process: their cache stays usable, so a later run does
+#: not read every index file again (~2 ms per call, once or twice per simulate(); issue 16: whole runs of small models)
+_WARM: set = set()
+
+
 def cache_is_cold(extra=()) -> bool:
     """True if some kernel (of this package's kernel modules and the modules ``extra``, e.g. the
     generalized-alpha Newton loop's) has no cache entry numba would load (index missing or stale)."""
+    key = tuple(sorted(mod.__name__ for mod in extra))
+    if key in _WARM:
+        return False
     try:
-        return any(not f._cache._cache_file._load_index() for f in _dispatchers(extra))
+        cold = any(not f._cache._cache_file._load_index() for f in _dispatchers(extra))
     except Exception:       # private numba API changed: assume warm, numba compiles if needed
         return False
+    if not cold:
+        _WARM.add(key)
+    return cold
 
 
 def use_compiled(extra=()) -> bool:

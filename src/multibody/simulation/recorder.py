@@ -18,6 +18,7 @@ from ..assembly import kinetic_energy
 from ..formulations.base import Accelerations, Formulation
 from ..kinematics import solve_positions, solve_velocities
 from ..model.system import Model
+from .record_batch import batch_step, flush
 from .work import WorkIntegral, needs_balance
 
 #: relative slack when comparing a step's time with the next output time (round-off of t sums)
@@ -33,13 +34,18 @@ class Recorder:
         self.times = times      # output times (simulation.options.output_grid) or None: accepted steps
         self.work, self._w = None, 0.0     # the work of drivers and forces (.work), set in start()
         keys = ("q", "v", "energy", "violation") + (() if form.discrete else ("a", "multipliers"))
-        self.t, self.rows, self._extra = [], {k: [] for k in keys}, {}
+        self.t, self._rows, self._extra = [], {k: [] for k in keys}, {}
         self.extra_labels, self._generalized, self._finished = {}, [], (0, [])  # reactions: finished lazily
         self.reactions = None if form.discrete else (reaction_map(model)         # joint reactions (paper 003)
                                                       or spatial_reaction_map(model))   # spatial pairs (issue 23)
         flags = getattr(form, "reaction_flags", ReactionFlags)     # issue 16: spatial models' (fast.spatial_flags)
         self.flags = None if form.discrete else flags(model, self.reactions)   # which are unique
         self.sink = None        # simulation.stream.ChunkSink: takes every block of `sink.chunk` states
+        self._targets = None    # ReactionMap.entry_targets of A's entry pattern (fast.band.BandStep.record)
+        M = model.mass_matrix   # a constant diagonal M: T = 1/2 sum d v^2 without the (n, n) product
+        self._mass_diag = (np.diag(M).copy() if M is not None and np.count_nonzero(M) == np.count_nonzero(np.diag(M))
+                           else None)
+        self._batch, self._pending = None, []   # the band path: states kept as (t, y), rows computed together
         self.momentum_basis = None      # (rows, s) of the momenta, chosen at the first state (streamed runs)
 
     def start(self, t0: float, y: np.ndarray, after_event: bool) -> None:
@@ -47,6 +53,7 @@ class Recorder:
         of them or the state after an event's jump (the state before it is stored by the event)."""
         q0 = self.form.split(t0, y)[0]
         self.work = WorkIntegral(self.model, self.form) if needs_balance(self.model, self.form, t0, q0) else None
+        self._batch = batch_step(self)
         if self.times is None or after_event or np.any(np.abs(self.times - t0) <= self._slack(t0)):
             self.record(t0, y, force=True)
 
@@ -100,11 +107,29 @@ class Recorder:
         passed since the last stored time (``force``: always, e.g. the first and last state, events)."""
         if not force and self.t and t < self.t[-1] + self.interval * (1 - OUTPUT_TIME_RTOL):
             return
+        self.t.append(t)
+        if self._batch is not None:         # rows when read (simulation.record_batch)
+            self._pending.append((t, np.array(y, dtype=float)))
+        else:
+            self._store(t, y)
+        if self.sink is not None and len(self.t) >= self.sink.chunk:
+            self.sink.flush(self)
+
+    @property
+    def rows(self) -> dict:
+        """{q, v[, a, multipliers], energy, violation[, work]}: a list of rows per key, one per stored state."""
+        if self._pending:
+            pending, self._pending = self._pending, []
+            flush(self, pending)
+        return self._rows
+
+    def _store(self, t: float, y: np.ndarray) -> None:
+        """The rows and extras of the state at t (its time is in ``t`` already)."""
         form, ws = self.form, self.form.ws
         q, v = form.split(t, y)
         sparse = getattr(form, "sparse", False)     # issue 7 item 3: sparse A, no dense per-step diagnostics
         values = {"q": q, "v": v,
-                  "energy": (T := kinetic_energy(self.model.mass(q), v), V := ws.potential(t, q), T + V)}
+                  "energy": (T := self._kinetic(q, v), V := ws.potential(t, q), T + V)}
         flags = {}
         if form.discrete:
             Phi, A, Phi_t, _ = ws.velocity_constraints(t, q, v)
@@ -115,25 +140,36 @@ class Recorder:
             values["multipliers"] = (acc.multipliers if acc.multipliers is not None
                                      else np.full(ws.m + ws.h, np.nan))
             if self.reactions is not None:
-                self._generalized.append(self.reactions.generalized(A, acc.multipliers))
+                self._generalized.append(self._reaction_terms(A, acc.multipliers))
                 self.extra_labels["reactions"] = self.reactions.labels
             flags = {} if sparse else self.flags.record(q, A)
             dist = self.model.distribution
             if dist is not None and not sparse and acc.multipliers is not None:    # paper 001 eq. 32
-                lam = np.nan_to_num(acc.multipliers[:ws.m])
+                lam, flags = np.nan_to_num(acc.multipliers[:ws.m]), dict(flags)     # (flags may be shared)
                 flags["physical_reactions"] = (reactions_from_constraint_force(dist.B(q, t), A[:ws.m].T @ lam),
                                                dist.labels)
         if self.work is not None:
             values["work"] = (np.nan if self._w is None else self._w,)
-        self.t.append(t)
         for key, val in values.items():
-            self.rows.setdefault(key, []).append(np.array(val, dtype=float))
+            self._rows.setdefault(key, []).append(np.array(val, dtype=float))
         channels = getattr(self.stepper, "channels", None)
         for key, (vals, labels) in {**flags, **form.channels(t, y), **(channels(t, y) if channels else {})}.items():
             self._extra.setdefault(key, []).append(np.asarray(vals, dtype=float))
             self.extra_labels[key] = tuple(labels)
-        if self.sink is not None and len(self.t) >= self.sink.chunk:
-            self.sink.flush(self)
+
+    def _kinetic(self, q, v) -> float:
+        """T = 1/2 v^T M v (assembly.kinetic_energy; with a constant diagonal M as 1/2 sum d v^2)."""
+        d = self._mass_diag
+        return kinetic_energy(self.model.mass(q), v) if d is None else 0.5 * float(np.dot(d * v, v))
+
+    def _reaction_terms(self, A, lam):
+        """ReactionMap.generalized at a stored state; A dense, sparse, or the entry triplets (vals, rows, cols) of
+        fast.band.BandStep.record (their pattern is the same at every state: its targets are found once)."""
+        if not isinstance(A, tuple):
+            return self.reactions.generalized(A, lam)
+        if self._targets is None:
+            self._targets = self.reactions.entry_targets(A[1], A[2])
+        return self.reactions.generalized_entries(A[0], lam, self._targets)
 
     def take(self) -> tuple:
         """(t, {row key: (k, c)}, {extra key: (k, c)}) of the states held, which are then dropped
@@ -141,24 +177,25 @@ class Recorder:
         rows = {key: np.array(val, dtype=float).reshape(len(self.t), -1) for key, val in self.rows.items()}
         extra = {key: np.array(val, dtype=float).reshape(len(self.t), -1) for key, val in self.extra.items()}
         t = np.array(self.t, dtype=float)
-        self.t, self.rows = [], {key: [] for key in self.rows}
+        self.t, self._rows = [], {key: [] for key in self._rows}
         self._extra, self._generalized, self._finished = {key: [] for key in self._extra}, [], (0, [])
         return t, rows, extra
 
     def hold(self, t, rows: dict, extra: dict) -> None:
         """Hold these states (arrays as from :meth:`take`; the extras finished) instead of the recorded ones."""
         self.t = list(t)
-        self.rows = {key: list(val) for key, val in rows.items()}
+        self._rows = {key: list(val) for key, val in rows.items()}
         self._extra, self._generalized, self._finished = {key: list(val) for key, val in extra.items()}, [], (0, [])
 
     @property
     def extra(self) -> dict:
         """Extra per-step series {name: [row per stored state]}: the joint reactions (finished here for
         all stored states at once, ReactionMap.finish), the uniqueness flags and the channels."""
+        rows = self.rows        # the pending states first
         if not self._generalized:
             return self._extra
         if self._finished[0] != len(self._generalized):     # once per number of stored states
-            q = np.array(self.rows["q"])
+            q = np.array(rows["q"])
             rows = self.reactions.finish(q, np.array(self._generalized)).reshape(len(q), -1)
             self._finished = (len(rows), list(rows))
         return {"reactions": self._finished[1], **self._extra}

@@ -77,15 +77,31 @@ class StepWatch:
         self._tell(form)
 
     def _tell(self, form) -> None:
-        """Give the run's tolerances to a formulation with a singular window (formulations.crossing_window)."""
+        """Give the run's tolerances to a formulation with a singular window (formulations.crossing_window); the
+        compiled measure of the after-step action (fast.rk_kernels.action_move) where the formulation runs compiled
+        (its kernels are loaded) and M is constant: its weights sqrt(diag M) once."""
         if hasattr(form, "set_tolerance"):
             form.set_tolerance(self.rtol, self.atol)
+        self.kernel = None
+        M = form.model.mass_matrix
+        if getattr(form, "fast_rhs", None) is not None and M is not None:
+            from ..fast.rk_kernels import action_move
+            w = np.sqrt(np.clip(np.diag(M), 0.0, None))
+            self.kernel, self.w = action_move, w if w.any() else np.ones(form.model.n)
 
     def restart(self, form) -> None:
         """Watch a new formulation (after an event changed the model)."""
         self.form = form
         self._tell(form)
         self.crossings.restart(form)
+
+    def _measure(self, before, after) -> tuple:
+        """(jump in error scales, turn, shift, tolerances) of the after-step action (see the class docstring)."""
+        if self.kernel is not None:
+            return self.kernel(before, after, self.w, self.rtol, self.atol, FLOOR_SCALES, self.form.model.length_scale)
+        scale = self.atol + self.rtol * np.maximum(np.abs(before), np.abs(after))
+        return (float(np.max(np.abs(after - before) / scale)),
+                *branch_move(self.form.model, before, after, self.rtol, self.atol))
 
     def accepted(self, step, y_new=None, at_stop: bool = False, before=None) -> None:
         """``before``: the physical state (q, v) before the formulation's after-step action (driver.advance;
@@ -94,11 +110,9 @@ class StepWatch:
             if before is None:
                 before = np.concatenate(self.form.split(step.t, step.y))
             after = np.concatenate(self.form.split(step.t, y_new))
-            scale = self.atol + self.rtol * np.maximum(np.abs(before), np.abs(after))
-            jump = float(np.max(np.abs(after - before) / scale))
+            jump, turn, shift, tols = self._measure(before, after)
             if jump > self.jump:
                 self.jump, self.t_jump = jump, step.t
-            turn, shift, tols = branch_move(self.form.model, before, after, self.rtol, self.atol)
             if max(turn, shift) > self.turn:
                 self.turn, self.t_turn = max(turn, shift), step.t
             if tols > self.tols:
