@@ -74,6 +74,7 @@ class StepWatch:
         self.turn, self.t_turn = 0.0, t_start
         self.tols, self.t_tols = 0.0, t_start
         self.crossings = crossing_monitor(form)
+        self.stepper = None
         self._tell(form)
 
     def _tell(self, form) -> None:
@@ -121,6 +122,12 @@ class StepWatch:
                                      "of the run): the run cannot vouch for its assembly branch there")
         self.h_max = max(self.h_max, h)
         self.crossings.accepted(step, step.y if y_new is None else y_new)
+        if self.stepper is not None:        # issue 12: the crossing step (crossings.CrossingMonitor.steer)
+            self.crossings.steer(self.stepper)
+
+    def attach(self, stepper) -> None:
+        """The stepper of the segment being watched: its next step is chosen across a singular configuration."""
+        self.stepper = stepper
 
     def _fail(self, step, y, what: str):
         hint = getattr(self.form, "failure_hint", None)
