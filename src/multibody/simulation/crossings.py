@@ -267,9 +267,11 @@ class CrossingMonitor:
         (N-four-bar, 10 cells). The crossing step is CROSSING_FRACTION of the proposed step, so that its error
         estimate, larger across the crossing (3.5 against 0.6 for 3e-3 s from the exact state at rtol 1e-12), stays
         below 1 (h^5: 1/32); the step before it is shortened to end where that step begins. A rejected crossing
-        step falls back to the controller's own steps. Needs sigma_r / sigma_1 below SCREEN at two samples."""
+        step falls back to the controller's own steps. Needs sigma_r / sigma_1 below SCREEN at two samples; not for
+        a formulation that stops at a crossing (minimal: stages beyond it would be Newton's pick of a branch)."""
         if (not self.active or len(self.samples) < 2 or getattr(stepper, "fixed_step", 1) is not None
-                or self.form.model.n >= SPARSE_MIN_COORDINATES):    # the sparse monitor samples pivot ratios
+                or self.form.model.n >= SPARSE_MIN_COORDINATES      # the sparse monitor samples pivot ratios
+                or not self.form.passes_singular_configurations):   # minimal stops at the crossing instead
             return
         (t0, r0, *_), (t1, r1, *_) = self.samples[-2:]
         if not (r1 < r0 and r1 < SCREEN and t1 > t0):
