@@ -56,10 +56,11 @@ def _residuals(model, ws, t, q, v):
 
 
 def polish(model, ws, t, q, v, pin: float):
-    """(q, v) after POSITION_STEPS Gauss-Newton corrections q -= A_pin^+ Phi(q) and VELOCITY_STEPS corrections
-    v -= A_pin^+ (A(q) v + Phi_t), residuals in long double, A_pin the truncated SVD of A at q (directions with
-    s_i > pin s_max, as the projection it follows: linalg.rank.pinned_solve); None where long double is not wider
-    than double, the model has nonholonomic rows, or a constraint group does not evaluate in long double."""
+    """(q, v) after POSITION_STEPS minimum-norm Gauss-Newton corrections (paper 000 eq. 5) q -= A_pin^+ Phi(q) and
+    VELOCITY_STEPS corrections v -= A_pin^+ (A(q) v + Phi_t), residuals in long double, A_pin the truncated SVD of
+    A at q (directions with s_i > pin s_max, as the projection it follows: linalg.rank.pinned_solve); None where
+    long double is not wider than double, the model has nonholonomic rows, a constraint group does not evaluate in
+    long double, or sigma_min / sigma_max >= POLISH_BELOW (nothing to gain)."""
     if not extended_available() or ws.h or ws.m == 0:
         return None
     A = ws.constraints(t, q, np.zeros_like(q))[1]

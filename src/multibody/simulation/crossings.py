@@ -255,10 +255,11 @@ class CrossingMonitor:
                     f"Use lagrange, nullspace or projection through singular configurations.")
 
     def steer(self, stepper) -> None:
-        """The crossing step (issue 12): when the samples' sigma_r / sigma_1, falling linearly towards a transversal
-        crossing, extrapolate to zero within the next two proposed steps of an adaptive Runge-Kutta stepper, its next
-        step is chosen from the smooth motion so that one step carries the run across, the crossing in the middle of
-        the widest gap between the tableau's nodes (:func:`crossing_node`). Why: next to the crossing the rank
+        """The crossing step (issue 12; paper 000 Sect. 2.5: sigma_r of A vanishes at the singular configuration and,
+        at a transversal crossing, grows like |t - t*| on both sides): when the samples' sigma_r / sigma_1, falling
+        linearly towards a transversal crossing, extrapolate to zero within the next two proposed steps of an
+        adaptive Runge-Kutta stepper, its next step is chosen from the smooth motion so that one step carries the run
+        across, the crossing in the middle of the widest gap between the tableau's nodes (:func:`crossing_node`). Why: next to the crossing the rank
         decisions of the acceleration solve and the projection fade (linalg.rank: s_i between 1e-6 and 1e-4 s_max),
         so a stage evaluated there sees equations that change within ~1e-4 s; a step controller that reaches the
         crossing by growing steps lands stages there, is rejected and creeps up to it with steps ~0.05 |t - t*|
