@@ -259,9 +259,11 @@ class CrossingMonitor:
         at a transversal crossing, grows like |t - t*| on both sides): when the samples' sigma_r / sigma_1, falling
         linearly towards a transversal crossing, extrapolate to zero within the next two proposed steps of an
         adaptive Runge-Kutta stepper, its next step is chosen from the smooth motion so that one step carries the run
-        across, the crossing in the middle of the widest gap between the tableau's nodes (:func:`crossing_node`). Why: next to the crossing the rank
-        decisions of the acceleration solve and the projection fade (linalg.rank: s_i between 1e-6 and 1e-4 s_max),
-        so a stage evaluated there sees equations that change within ~1e-4 s; a step controller that reaches the
+        across, the crossing in the middle of the widest gap between the tableau's nodes (:func:`crossing_node`).
+        Why: next to the crossing the rank decisions of the acceleration solve and the projection fade (linalg.rank:
+        s_i between 1e-6 and 1e-4 s_max), so a stage evaluated there sees equations that change within ~1e-4 s, and
+        the state follows the level set of the projection's round-off (formulations.extended_projection, which
+        removes most of it); a step controller that reaches the
         crossing by growing steps lands stages there, is rejected and creeps up to it with steps ~0.05 |t - t*|
         (down to 2e-8 s on the N-four-bar at rtol 1e-12, atol 1e-14). The motion itself is smooth: one dopri5 step
         of 1e-3 s across the crossing from the exact state is 4e-15 m and 7e-14 m/s off the exact solution
