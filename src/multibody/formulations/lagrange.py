@@ -40,6 +40,7 @@ from ..assembly import Terms
 from ..linalg.sparse import tangent_filter
 from .lagrange_sparse import SparseLagrange, lagrange_sparse
 from .base import Accelerations, Formulation
+from .extended_projection import polish
 
 #: Singular configurations by construction (issue 12). The acceleration solve (linalg.gauss_solve) enforces a
 #: constraint direction of singular value s_i with the penalty (s_i / mu)^8, mu = 1e-6 s_max: to round-off
@@ -243,6 +244,8 @@ class Lagrange(Formulation):
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
         v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK_PINNED, sparse=self._kin_sparse)
+        if not self.sparse:     # issue 12: residuals in extended precision next to a singular configuration
+            q, v = polish(self.model, self.ws, t, q, v, PIN) or (q, v)
         self._choose_rows(t, q, v)
         return np.concatenate([q, v])
 

@@ -156,6 +156,7 @@ def _segment(model, form, spec, t0, q, v, t_stop, options, watched, counts, watc
         stepper = spec.make(form, t0, y, t_stop, options)
     except IntegrationError as exc:
         raise SimulationError(f"model '{model.name}': {exc}") from None
+    watch.attach(stepper)
     rec = Recorder(model, form, options.output_interval, stepper, times)
     rec.sink = sink
     rec.start(t0, y, after_event=after_event)

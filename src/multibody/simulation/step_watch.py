@@ -8,7 +8,10 @@ accepted step and raises :class:`~multibody.errors.SimulationError`, naming the 
   such runs continued on another assembly branch (measured on the double four-bar before issue 12: steps
   of 7e-15 s at rtol 1e-11 and 1.4e-13 s at rtol 1e-10 under OpenBLAS's Prescott kernel, crank spread
   70 rad). Healthy lagrange runs of benchmarks/singular_matrix.py took steps >= 2.4e-8 s per 10 s (rtol
-  1e-12, atol 1e-14: a margin of only 2.4 above the limit; at rtol >= 1e-11 >= 1.5e-7 s).
+  1e-12, atol 1e-14: a margin of only 2.4 above the limit; at rtol >= 1e-11 >= 1.5e-7 s) while they crept up
+  to each crossing; with the crossing step (.crossings.CrossingMonitor.steer) and the extended-precision
+  projection (formulations.extended_projection) they take >= 3.6e-4 s (double four-bar) and 7.9e-4 s
+  (N-four-bar with 10 cells, 20 s) there.
 - the formulation's action after a step (projection, re-basis, coordinate switch) takes the physical state
   (q, v) = form.split(t, y) onto another assembly branch: it turns the velocity by more than ``BRANCH_TURN``
   of the speed or moves the positions by more than ``BRANCH_TURN`` of the model's length scale
@@ -74,6 +77,7 @@ class StepWatch:
         self.turn, self.t_turn = 0.0, t_start
         self.tols, self.t_tols = 0.0, t_start
         self.crossings = crossing_monitor(form)
+        self.stepper = None
         self._tell(form)
 
     def _tell(self, form) -> None:
@@ -135,6 +139,12 @@ class StepWatch:
                                      "of the run): the run cannot vouch for its assembly branch there")
         self.h_max = max(self.h_max, h)
         self.crossings.accepted(step, step.y if y_new is None else y_new)
+        if self.stepper is not None:        # issue 12: the crossing step (crossings.CrossingMonitor.steer)
+            self.crossings.steer(self.stepper)
+
+    def attach(self, stepper) -> None:
+        """The stepper of the segment being watched: its next step is chosen across a singular configuration."""
+        self.stepper = stepper
 
     def _fail(self, step, y, what: str):
         hint = getattr(self.form, "failure_hint", None)
