@@ -205,8 +205,17 @@ def reaction_uniqueness(model: Model, q: np.ndarray, C: np.ndarray, sol: Solvabi
     if N.shape[1] == 0:
         return np.ones(len(rmap.labels), bool)
     scale = float(np.linalg.norm(C, 2)) * max(1.0, model.length_scale)
-    var = np.array([rmap.values(q, C, N[:, k]) for k in range(N.shape[1])])
-    return np.max(np.abs(var), axis=0) <= tol.qr * max(scale, np.finfo(float).tiny)
+    return null_variation(rmap, q, C, N) <= tol.qr * max(scale, np.finfo(float).tiny)
+
+
+def null_variation(rmap, q: np.ndarray, C: np.ndarray, N: np.ndarray) -> np.ndarray:
+    """(len(rmap.labels),) max over the columns d of N of |reactions(q, C, d)|: how far each reaction component
+    moves under lambda -> lambda + N d (paper 003 eq. 27 applied to the reactions, which are linear in lambda).
+    All columns in one call of the map's ``finish`` (planar :class:`~multibody.analysis.reactions.ReactionMap` or
+    spatial map), the same numbers as one ``values`` call per column."""
+    p = N.shape[1]
+    Qe = np.stack([rmap.generalized(C, N[:, k]) for k in range(p)])
+    return np.abs(rmap.finish(np.broadcast_to(q, (p, len(q))), Qe).reshape(p, -1)).max(axis=0)
 
 
 class ReactionFlags:

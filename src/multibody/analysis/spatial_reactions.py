@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..linalg.rotations import cross
 from ..model.director import LowerPairs, SpatialBodies
 from ..model.system import Model
 from .reactions import joint_rows
@@ -73,10 +74,10 @@ class SpatialReactionMap:
         D = _directors(x, self.cols == self.n)
         E = _directors(qe[:, self.pcols], self.pcols == self.n) @ self.frame
         F = Qe[..., :3].copy()
-        M = sum(np.cross(D[..., :, I], Qe[..., 3 + 3 * I:6 + 3 * I]) for I in range(3))
+        M = sum(cross(D[..., :, I], Qe[..., 3 + 3 * I:6 + 3 * I]) for I in range(3))
         g, p = self.ground, self.partner[self.ground]
         F[:, g] = -F[:, p]
-        M[:, g] = -(M[:, p] + np.cross(x[:, p, :3], F[:, p]))
+        M[:, g] = -(M[:, p] + cross(x[:, p, :3], F[:, p]))
         Et = np.swapaxes(E, -1, -2)
         return np.concatenate([F, M, np.einsum("keij,kej->kei", Et, F), np.einsum("keij,kej->kei", Et, M)], axis=2)
 

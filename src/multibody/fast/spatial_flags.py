@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from ..analysis.solvability import ReactionFlags, SolvabilityTolerance, pair_rows
+from ..analysis.solvability import ReactionFlags, SolvabilityTolerance, null_variation, pair_rows
 
 #: relative distance from a threshold below which the vectorised B_X is recomputed in the reference's order (its
 #: round-off is ~n eps relative, 1e-14; the bracket of |C|_2 gets the same safety factor for the SVD's round-off)
@@ -86,7 +86,7 @@ class SpatialReactionFlags(ReactionFlags):
         mult = ((self.member[:, :, None] * np.abs(N)[None]).max(axis=(1, 2), initial=0.0) <= self.tol.qr) @ self.member
         out = {"multipliers_unique": (mult, self.model.velocity_labels)}
         if self.rmap is not None:
-            var = np.max(np.abs([self.rmap.values(q, C, N[:, k]) for k in range(N.shape[1])]), axis=0)
+            var = null_variation(self.rmap, q, C, N)
             factor = max(1.0, self.model.length_scale)
             out["reactions_unique"] = (scale.below(var, self.tol.qr, factor).astype(float), self.rmap.labels)
         return out
