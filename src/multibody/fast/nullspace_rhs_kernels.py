@@ -189,11 +189,14 @@ def continuation_rhs(y, ints, floats, Q1, T):
     (ContinuationNullSpace._chart_dynamics; paper 000 eqs 9-11): X = T - Q1 G^+ A T, G = A Q1,
     x' = X w - Q1 G^+ Phi_t (Phi_t = -dshift), X^T M X w' = X^T (f - M b), b = Q1 G^+ gamma, x'' = X w' + b;
     x'' and X are left in the buffer's acc and X. path: 0 Cholesky, 1 SVD pseudo-inverse (smooth_pinv); nothing
-    valid, the caller runs the reference: -1 X^T M X not positive definite, -2 a singular configuration near."""
+    valid, the caller runs the reference: -1 X^T M X not positive definite, -2 a singular configuration near, -3 a
+    chart or state whose shape is not that of the buffers (nothing is written out of them)."""
     (prim, pval, mcols, mloc, mvec, M, diag, f, rel, tau, ddf, dshift), work = views(ints, floats)
     xw, Kg, qe, V, A, Gam, geo, acc, X, z, G, ATt, c, b, MX, Kr, rhs = work
     n, nf, r, m = M.shape[0], T.shape[1], Q1.shape[1], A.shape[0]
     out = np.empty(n + nf)
+    if nf != X.shape[1] or r != G.shape[1] or y.shape[0] != n + nf:
+        return out, -3                              # not the buffers' shapes: the reference runs
     qe[:n] = y[:n]
     qe[n] = 0.0
     position_pass(qe, prim, pval, mcols, mloc, mvec, A, geo)
@@ -247,6 +250,8 @@ def flow_rhs(y, ints, floats):
     xw, Kg, qe, V, A, Gam, geo, acc, T, z, G, ATt, c, b, MX, Kr, rhs = work
     n, m, nf, r = M.shape[0], A.shape[0], T.shape[1], ints[5]
     out = np.empty(y.shape[0])
+    if y.shape[0] != n + nf + n * nf:
+        return out, -3                              # not the buffers' shapes: the reference runs
     qe[:n] = y[:n]
     qe[n] = 0.0
     position_pass(qe, prim, pval, mcols, mloc, mvec, A, geo)
