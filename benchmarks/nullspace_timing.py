@@ -74,20 +74,27 @@ def run(name, rtol, repeat, bases=BASES[:2]) -> list[dict]:
     return rows
 
 
-def rhs_cost(name, bases=BASES[:2], number=3000) -> list[dict]:
-    """Median CPU time of one rhs call (of 5 repeats of ``number`` calls) at the initial state, lagrange and
-    nullspace with each basis (compiled paths where the model allows)."""
+def rhs_cost(name, bases=BASES[:2], number=2000, rounds=25) -> list[dict]:
+    """CPU time of one rhs call at the initial state, lagrange and nullspace with each basis (compiled paths where
+    the model allows): ``rounds`` rounds in which the formulations alternate, ``number`` calls each; the median per
+    call and the median of the per-round ratios to lagrange (a change of the machine's load meets all alike)."""
     from multibody.formulations.registry import make_formulation
-    model, rows, base = MODELS[name].factory(), [], None
+    model, calls, labels = MODELS[name].factory(), [], []
     for form, fo in [("lagrange", {})] + [("nullspace", {"basis": b}) for b in bases]:
         f = make_formulation(form, model, **fo)
         y = f.initial_state(0.0, model.q0, model.v0)
-        us = 1e6 * float(np.median(timeit.repeat(lambda: f.rhs(0.0, y), number=number, repeat=5,
-                                                 timer=time.process_time))) / number
-        base = base or us
-        label = form + (f"/{fo['basis']}" if fo else "")
-        print(f"{name:26s} one rhs call {label:24s} {us:7.1f} us  {us / base:4.2f}x lagrange")
-        rows.append({"model": name, "formulation": label, "rhs_call_us": us, "vs_lagrange": us / base})
+        calls.append(lambda f=f, y=y: f.rhs(0.0, y))
+        labels.append(form + (f"/{fo['basis']}" if fo else ""))
+    us = np.zeros((rounds, len(calls)))
+    for k in range(rounds):
+        for j, call in enumerate(calls):
+            us[k, j] = 1e6 * timeit.timeit(call, number=number, timer=time.process_time) / number
+    rows = []
+    for j, label in enumerate(labels):
+        per, ratio = float(np.median(us[:, j])), float(np.median(us[:, j] / us[:, 0]))
+        print(f"{name:26s} one rhs call {label:24s} {per:7.2f} us  {ratio:4.2f}x lagrange")
+        rows.append({"model": name, "formulation": label, "rhs_call_us": per, "vs_lagrange": ratio,
+                     "rounds": rounds, "calls_per_round": number})
     return rows
 
 

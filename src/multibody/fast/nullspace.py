@@ -15,25 +15,33 @@ class _FastNullSpace:
 
     def __init__(self, formulation):
         from .nullspace_kernels import GRAM_PIVOT_RATIO     # numba loads only when the compiled path is used
+        from .nullspace_rhs_kernels import int_buffer
         ws, model = formulation.ws, formulation.model
         self.pack, self.rel, self.tau = ws.pack, float(formulation.reg.rel), GRAM_PIVOT_RATIO
-        n, m = model.n, ws.m
+        n, m, p = model.n, ws.m, ws.pack
         self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)
-        self.A, self.gamma, self.phi = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m)
-        self.shift, self.dshift, self.ddf = np.zeros(m), np.zeros(m), np.zeros(m)
-        self.paths = [0, 0, 0]
+        self.A, self.gamma, self.phi, self.shift = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m), np.zeros(m)
+        self.paths, self.motions = [0, 0, 0], bool(p.motions)
         self.nf, self.h, self.G = formulation.f, ws.h, np.zeros((m, m))
-        d = formulation.generic_rank if self.continuation else min(m, n)
-        self.x, self.K = np.zeros(d), np.zeros((d, d))      # power-iteration warm start, Gram matrix
+        r = formulation.generic_rank
+        d = r if self.continuation else min(m, n)
+        # the kernels' buffers (nullspace_rhs_kernels.views): the model and every work array, one int and one float
+        # array, so that a call unboxes few arguments; ddf, dshift, the warm start x and the results are views
+        self.ints, off = int_buffer(p.prim, p.mcols, p.mvec, n, m, self.nf, r, p.diag, d)
+        self.floats = np.zeros(off[-1])
+        part = [self.floats[off[i]:off[i + 1]] for i in range(len(off) - 1)]
+        for k, value in enumerate((p.pval, p.mloc, p.M, p.f, [self.rel, self.tau])):
+            part[k][:] = np.ravel(value)
+        self.ddf, self.dshift, self.x = part[5], part[6], part[7]
+        self.acc, self.X, self.z = part[14], part[15].reshape(n, self.nf), part[16]
 
-    def __call__(self, *args):
-        """(y', x'') or None; counts the path taken."""
-        out = self.dynamics(*args)
-        self.paths[2 if out is None else out[2]] += 1
-        return out
-
-    def dynamics(self, *args):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def counted(self, out, path):
+        """(y', path), or None where the kernel declined; counts the path taken."""
+        if path < 0:
+            self.paths[2] += 1
+            return None
+        self.paths[path] += 1
+        return out, path
 
     def multipliers(self, A, b, rtol):
         """lam (m,) = (A^T)^+ b with singular values <= rtol s_max dropped (linalg.rank.min_norm_solve; the same
@@ -77,12 +85,12 @@ class _FastNullSpace:
 
 class FastContinuationRhs(_FastNullSpace):
     """``dynamics(t, y, chart) -> (y' (n + f,), x'' (n,), path, X (n, f)) or None`` of ``--basis continuation`` in
-    a chart (nullspace_kernels.continuation_rhs)."""
+    a chart (nullspace_rhs_kernels.continuation_rhs)."""
 
     continuation = True
 
     def __init__(self, formulation):
-        from .nullspace_kernels import continuation_rhs
+        from .nullspace_rhs_kernels import continuation_rhs
         super().__init__(formulation)
         self.kernel, self._chart, self._basis = continuation_rhs, None, None
 
@@ -93,13 +101,22 @@ class FastContinuationRhs(_FastNullSpace):
             self._chart, self._basis = chart, (np.ascontiguousarray(chart.Q1), np.ascontiguousarray(chart.T))
         return self._basis
 
+    def call(self, t, y, chart):
+        """(y', path) of the kernel (nullspace_rhs_kernels.continuation_rhs)."""
+        c = self._chart
+        if c is not chart and (c is None or chart.Q1 is not c.Q1 or chart.T is not c.T):
+            self.basis(chart)
+        if self.motions:
+            self.pack.drive(t, self.shift, self.dshift, self.ddf)
+        return self.kernel(y, self.ints, self.floats, *self._basis)
+
+    def __call__(self, t, y, chart):
+        """(y', path) or None (the right-hand side's hot path: no copies, no NumPy call); counts the path."""
+        return self.counted(*self.call(t, y, chart))
+
     def dynamics(self, t, y, chart):
-        self.basis(chart)
-        p = self.pack
-        p.drive(t, self.shift, self.dshift, self.ddf)
-        out = self.kernel(y, self.ddf, self.dshift, p.prim, p.pval, p.mcols, p.mloc, p.mvec, p.M, p.diag, p.f,
-                          *self._basis, self.rel, self.tau, self.qe, self.ve, self.A, self.gamma, self.x, self.K)
-        return out if out[2] >= 0 else None
+        out, path = self.call(t, y, chart)
+        return (out, self.acc.copy(), path, self.X.copy()) if path >= 0 else None
 
 
     def continue_basis(self, old, h, Q1_new):
@@ -121,19 +138,26 @@ class FastContinuationRhs(_FastNullSpace):
 
 class FastFlowRhs(_FastNullSpace):
     """``dynamics(t, y) -> (y' (n + f + n f,), x'' (n,), path, z (f,)) or None`` of ``--basis flow``
-    (nullspace_kernels.flow_rhs)."""
+    (nullspace_rhs_kernels.flow_rhs)."""
 
     def __init__(self, formulation):
-        from .nullspace_kernels import flow_rhs
+        from .nullspace_rhs_kernels import flow_rhs
         super().__init__(formulation)
-        self.kernel, self.f, self.r = flow_rhs, formulation.f, formulation.generic_rank
+        self.kernel = flow_rhs
+
+    def call(self, t, y):
+        """(y', path) of the kernel (nullspace_rhs_kernels.flow_rhs)."""
+        if self.motions:
+            self.pack.drive(t, self.shift, self.dshift, self.ddf)
+        return self.kernel(y, self.ints, self.floats)
+
+    def __call__(self, t, y):
+        """(y', path) or None (the right-hand side's hot path: no copies, no NumPy call); counts the path."""
+        return self.counted(*self.call(t, y))
 
     def dynamics(self, t, y):
-        p = self.pack
-        p.drive(t, self.shift, self.dshift, self.ddf)
-        out = self.kernel(y, self.f, self.r, self.ddf, self.dshift, p.prim, p.pval, p.mcols, p.mloc, p.mvec, p.M, p.diag,
-                          p.f, self.rel, self.tau, self.qe, self.ve, self.A, self.gamma, self.x, self.K)
-        return out if out[2] >= 0 else None
+        out, path = self.call(t, y)
+        return (out, self.acc.copy(), path, self.z.copy()) if path >= 0 else None
 
 
 class NullSpaceAttempts:
@@ -158,17 +182,15 @@ class NullSpaceAttempts:
         self.filt = (float(NORMAL_ERROR_WEIGHT), ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec,
                      np.zeros(n + 1), np.zeros(n + 1), np.zeros((m, n + 1)), np.zeros(m), np.zeros((m, m)))
         self.length = n + nf if r.continuation else n + nf + n * nf
-        model = (r.ddf, r.dshift, p.prim, p.pval, p.mcols, p.mloc, p.mvec, p.M, p.diag, p.f)
-        work = (r.rel, r.tau, r.qe, r.ve, r.A, r.gamma, r.x, r.K)
-        self.fargs = (nf, formulation.generic_rank) + model + work
-        self.cargs = model + (np.zeros((n, 0)), np.zeros((n, 0))) + work
+        self.fargs = (r.ints, r.floats)         # the chart's (Q1, T) join per call; a flow run types them empty
+        self.cargs = self.fargs + (np.zeros((n, 0)), np.zeros((n, 0)))
 
     def __call__(self, t, y, h_abs, bounds, K, error_prev):
         if y.shape[0] != self.length:
             return self.HAND_BACK, t, y, h_abs, 0.0, 0.0, 0, 0, False
         r, cargs = self.rhs, self.cargs
         if r.continuation:
-            cargs = cargs[:10] + r.basis(self.form._chart_at(t)) + cargs[12:]
+            cargs = self.fargs + r.basis(self.form._chart_at(t))
         before = self.counts.copy()
         out = self.kernel(t, y, h_abs, bounds, self.tab, self.ctrl + (-1.0 if error_prev is None else error_prev,),
                           self.tols, K, self.form.f, r.continuation, cargs, self.fargs, self.filt, self.counts)

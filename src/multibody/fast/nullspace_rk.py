@@ -4,7 +4,7 @@ prescribed motions or nonholonomic rows.
 
 The readable reference, which defines the numbers, is ``RungeKutta._adaptive_attempts`` (integrate/explicit.py:
 Hairer, Norsett & Wanner, Solving ODEs I, Sect. II.4 error norm (4.11) and step-size formula (4.13)) with the
-formulation's ``rhs`` (:func:`.nullspace_kernels.continuation_rhs`, :func:`.nullspace_kernels.flow_rhs`) and its
+formulation's ``rhs`` (:func:`.nullspace_rhs_kernels.continuation_rhs`, :func:`.nullspace_rhs_kernels.flow_rhs`) and its
 error filter (``ContinuationEquations._position_error``, ``NullSpaceEquations._tangent_error``, here
 :func:`.nullspace_kernels.tangent_filter`); the controller, the error norm and the stage sums are those of
 :mod:`.rk_kernels`. tests/test_fast_nullspace.py checks that both take the same steps. A right-hand side the kernels
@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .nullspace_kernels import continuation_rhs, flow_rhs, tangent_filter
+from .nullspace_kernels import tangent_filter
+from .nullspace_rhs_kernels import continuation_rhs, flow_rhs
 from .rk_kernels import HAND_BACK, OK, _combine, _error_norm, _factor
 
 
@@ -25,9 +26,9 @@ from .rk_kernels import HAND_BACK, OK, _combine, _error_norm, _factor
 def _rhs(y, cont, cargs, fargs, counts):
     """(y', ok): continuation_rhs with cargs or flow_rhs with fargs; counts[path] += 1 (0 Cholesky, 1 SVD)."""
     if cont:
-        out, _, path, _ = continuation_rhs(y, *cargs)
+        out, path = continuation_rhs(y, *cargs)
     else:
-        out, _, path, _ = flow_rhs(y, *fargs)
+        out, path = flow_rhs(y, *fargs)
     if path < 0:
         return out, False
     counts[path] += 1

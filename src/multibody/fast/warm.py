@@ -48,9 +48,10 @@ def cold_start(policy: str):
 def _dispatchers(extra=()):
     from numba.core.registry import CPUDispatcher
 
-    from . import band_kernels, entries, kernels, nullspace_kernels, project_kernels, rk_kernels, step_kernels
-    return [f for mod in (kernels, step_kernels, nullspace_kernels, project_kernels, entries, band_kernels,
-                          rk_kernels, *extra)
+    from . import (band_kernels, entries, kernels, nullspace_kernels, nullspace_rhs_kernels, project_kernels,
+                   rk_kernels, step_kernels)
+    return [f for mod in (kernels, step_kernels, nullspace_kernels, nullspace_rhs_kernels, project_kernels, entries,
+                          band_kernels, rk_kernels, *extra)
             for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
 
 
