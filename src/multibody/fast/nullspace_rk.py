@@ -19,7 +19,7 @@ from numba import njit
 
 from .nullspace_kernels import tangent_filter
 from .nullspace_rhs_kernels import continuation_rhs, flow_rhs
-from .rk_kernels import HAND_BACK, OK, _combine, _error_norm, _factor
+from .rk_kernels import HAND_BACK, OK, _combine, _error_norm, _factor, attempt_end, next_step
 
 
 @njit(cache=True)
@@ -61,7 +61,7 @@ def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs,
     """Attempts of one step from (t, y) with |h| = h_abs until one is accepted (rk_kernels.rk_attempts' contract:
     returns (status, t_new, y_new, h_abs, h_next, err, rejected attempts, rhs evaluations, rejected); with HAND_BACK,
     h_abs and ``rejected`` describe the attempt the caller must make on the reference path)."""
-    t_bound, direction, min_step, max_step = bounds
+    min_step, max_step = bounds[2], bounds[3]
     s, order, stretch = tab[4], tab[6], tab[7]
     N, n = y.shape[0], filt[7].shape[0] - 1
     y_new, err_vec = np.empty(N), np.empty(N)
@@ -69,10 +69,7 @@ def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs,
     while True:
         if h_abs < min_step:
             return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
-        t_new = t + direction * h_abs
-        if direction * (t_new - t_bound) >= -stretch * h_abs:
-            t_new = t_bound
-        h_abs = abs(t_new - t)
+        t_new, h_abs = attempt_end(t, h_abs, bounds, stretch)
         before = counts[0] + counts[1]
         ok = _stages(t, y, t_new - t, tab, K, cont, cargs, fargs, counts, y_new)
         nfev += counts[0] + counts[1] - before
@@ -86,7 +83,5 @@ def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs,
         n_rejected += 1
         rejected = True
         h_abs *= _factor(err, -1.0, order, ctrl)
-    factor = _factor(err, ctrl[6], order, ctrl)
-    if rejected:
-        factor = min(1.0, factor)
-    return OK, t_new, y_new, h_abs, min(h_abs * factor, max_step), err, n_rejected, nfev, rejected
+    return OK, t_new, y_new, h_abs, next_step(err, h_abs, rejected, order, ctrl, max_step), err, n_rejected, nfev, \
+        rejected

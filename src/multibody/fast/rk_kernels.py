@@ -118,6 +118,26 @@ def _stages(t, y, h, tab, K, ddf, dense, band, use_band, counts, y_new):
 
 
 @njit(cache=True)
+def attempt_end(t, h_abs, bounds, stretch):
+    """(t_new, |h|) of an attempt of |h| = h_abs from t (RungeKutta._adaptive_attempts): stretched onto t_bound when
+    within ``stretch`` steps of it; bounds as :func:`rk_attempts`'."""
+    t_bound, direction = bounds[0], bounds[1]
+    t_new = t + direction * h_abs
+    if direction * (t_new - t_bound) >= -stretch * h_abs:
+        t_new = t_bound
+    return t_new, abs(t_new - t)
+
+
+@njit(cache=True)
+def next_step(err, h_abs, rejected, order, ctrl, max_step):
+    """|h| proposed after an accepted attempt of error norm err (no increase right after a rejection)."""
+    factor = _factor(err, ctrl[6], order, ctrl)
+    if rejected:
+        factor = min(1.0, factor)
+    return min(h_abs * factor, max_step)
+
+
+@njit(cache=True)
 def rk_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, ddf, dense, band, use_band, filt, band_filt, use_filter,
                 counts):
     """Attempts of one step from (t, y) starting with |h| = h_abs until one is accepted (error norm <= 1).
@@ -130,7 +150,7 @@ def rk_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, ddf, dense, band, use_b
     h_next, err, rejected attempts, rhs evaluations, rejected): with status HAND_BACK, h_abs and ``rejected``
     describe the attempt the caller must make on the reference path; with FILTER_DECLINED, t_new, y_new and K
     are that attempt's, only its error is left to the caller."""
-    t_bound, direction, min_step, max_step = bounds
+    min_step, max_step = bounds[2], bounds[3]
     c, a, b, e, s, fsal, order, stretch = tab
     N = y.shape[0]
     y_new, err_vec, filtered = np.empty(N), np.empty(N), np.empty(N)
@@ -138,10 +158,7 @@ def rk_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, ddf, dense, band, use_b
     while True:
         if h_abs < min_step:
             return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
-        t_new = t + direction * h_abs
-        if direction * (t_new - t_bound) >= -stretch * h_abs:
-            t_new = t_bound
-        h_abs = abs(t_new - t)
+        t_new, h_abs = attempt_end(t, h_abs, bounds, stretch)
         before = counts[0] + counts[1]
         ok = _stages(t, y, t_new - t, tab, K, ddf, dense, band, use_band, counts, y_new)
         nfev += counts[0] + counts[1] - before
@@ -156,10 +173,8 @@ def rk_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, ddf, dense, band, use_b
         n_rejected += 1
         rejected = True
         h_abs *= _factor(err, -1.0, order, ctrl)
-    factor = _factor(err, ctrl[6], order, ctrl)
-    if rejected:
-        factor = min(1.0, factor)
-    return OK, t_new, y_new, h_abs, min(h_abs * factor, max_step), err, n_rejected, nfev, rejected
+    return OK, t_new, y_new, h_abs, next_step(err, h_abs, rejected, order, ctrl, max_step), err, n_rejected, nfev, \
+        rejected
 
 
 @njit(cache=True)

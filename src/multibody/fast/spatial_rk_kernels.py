@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .rk_kernels import FILTER_DECLINED, HAND_BACK, OK, _combine, _error_norm, _factor
+from .rk_kernels import FILTER_DECLINED, HAND_BACK, OK, _combine, _error_norm, _factor, attempt_end, next_step
 from .spatial_sparse import lagrange_rhs_at, sparse_tangent_error
 
 __all__ = ["OK", "HAND_BACK", "FILTER_DECLINED", "spatial_attempts"]
@@ -67,7 +67,7 @@ def spatial_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, pat, qtab, mass, w
     fast.spatial.QuadraticTable.tab) and, with use_filter, the spatial error filter on the rows of ``filter_pat``
     (:func:`_filter`). Returns (status, t_new, y_new, h_abs,
     h_next, err, rejected attempts, rhs evaluations, rejected)."""
-    t_bound, direction, min_step, max_step = bounds
+    min_step, max_step = bounds[2], bounds[3]
     order = tab[6]
     N = y.shape[0]
     y_new, err_vec, filtered = np.empty(N), np.empty(N), np.empty(N)
@@ -75,10 +75,7 @@ def spatial_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, pat, qtab, mass, w
     while True:
         if h_abs < min_step:
             return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
-        t_new = t + direction * h_abs
-        if direction * (t_new - t_bound) >= -tab[7] * h_abs:
-            t_new = t_bound
-        h_abs = abs(t_new - t)
+        t_new, h_abs = attempt_end(t, h_abs, bounds, tab[7])
         before = counts[0]
         ok = _stages(y, t_new - t, tab, K, pat, qtab, mass, work, counts, y_new)
         nfev += counts[0] - before
@@ -93,7 +90,5 @@ def spatial_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, pat, qtab, mass, w
         n_rejected += 1
         rejected = True
         h_abs *= _factor(err, -1.0, order, ctrl)
-    factor = _factor(err, ctrl[6], order, ctrl)
-    if rejected:
-        factor = min(1.0, factor)
-    return OK, t_new, y_new, h_abs, min(h_abs * factor, max_step), err, n_rejected, nfev, rejected
+    return OK, t_new, y_new, h_abs, next_step(err, h_abs, rejected, order, ctrl, max_step), err, n_rejected, nfev, \
+        rejected
