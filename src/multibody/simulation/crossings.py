@@ -70,6 +70,10 @@ CROSSING_TOL = RankTolerance(rtol=1e-6)
 #: fraction of the length scale (the run's own states are on Phi = 0 to the projection tolerance; a Hermite
 #: piece is O(h^4) off; a stepper's reused stage buffers once gave positions 1-17 m off)
 OFF_BRANCH = 1e-3
+#: ... or, when larger, this many units atol + rtol L of the run's tolerances: the dense output of a long step at a
+#: loose tolerance is that far off (2.2e-3 m = 1.1e-3 L inside a 0.44 s dop853 step at rtol = atol = 1e-4 on the
+#: double four-bar, whose crossing at t = 2.657 was dropped), while the stale buffers it guards against were 1-17 m
+OFF_BRANCH_TOLERANCES = 100.0
 #: a step is halved (recursively, at most MAX_DEPTH times) unless its end samples prove, by Weyl's inequality
 #: with this safety factor for the curvature of the path, that sigma_r cannot reach zero inside it (two
 #: sub-mechanisms of the 2x2 four-bar cross 0.027 s apart, inside one step of dop853 at rtol 1e-4)
@@ -127,6 +131,7 @@ class CrossingMonitor:
 
     def __init__(self, form, rank_tol: RankTolerance = RankTolerance()):
         self.tol, self.crossings = rank_tol, []
+        self.run_tolerances = (0.0, 0.0)    # (rtol, atol) of the run (StepWatch), for off_branch_limit
         self.restart(form)
 
     def restart(self, form) -> None:
@@ -238,9 +243,16 @@ class CrossingMonitor:
             rank = pivoted_qr(self._A(t_star, q_proj), CROSSING_TOL).rank
         except (MultibodyError, ValueError, np.linalg.LinAlgError):
             return
-        if np.max(np.abs(q_proj - q_star)) > OFF_BRANCH * f.model.length_scale:
+        if np.max(np.abs(q_proj - q_star)) > self.off_branch_limit():
             return      # the interpolant is not near the run's configuration: no evidence of a crossing
         self._record(t_star, rank)
+
+    def off_branch_limit(self) -> float:
+        """How far [m] the projection may move an interpolated configuration for a located minimum to count:
+        OFF_BRANCH of the length scale L, or OFF_BRANCH_TOLERANCES units atol + rtol L of the run when larger."""
+        rtol, atol = self.run_tolerances
+        length = self.form.model.length_scale
+        return max(OFF_BRANCH * length, OFF_BRANCH_TOLERANCES * (atol + rtol * length))
 
     def _record(self, t_star: float, rank: int) -> None:
         """A crossing at t_star if the rank there is below the generic one (once per time)."""

@@ -33,7 +33,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import MultibodyError
 from ..kinematics import solve_positions
-from .crossings import CROSSING_TOL, LOCATE_XTOL, OFF_BRANCH, CrossingMonitor
+from .crossings import CROSSING_TOL, LOCATE_XTOL, CrossingMonitor
 
 #: dense-output samples inside each step (besides the accepted states)
 INTERIOR = 1
@@ -99,7 +99,7 @@ class SparseCrossingMonitor(CrossingMonitor):
             rank = int(np.count_nonzero(s > CROSSING_TOL.rtol))
         except (MultibodyError, ValueError, np.linalg.LinAlgError):
             return
-        if np.max(np.abs(q_proj - self._position(t_star))) > OFF_BRANCH * f.model.length_scale:
+        if np.max(np.abs(q_proj - self._position(t_star))) > self.off_branch_limit():
             return
         self._record(t_star, rank)
 

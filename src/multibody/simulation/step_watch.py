@@ -77,6 +77,7 @@ class StepWatch:
         self.turn, self.t_turn = 0.0, t_start
         self.tols, self.t_tols = 0.0, t_start
         self.crossings = crossing_monitor(form)
+        self.crossings.run_tolerances = (rtol, atol)
         self.stepper = None
         self._tell(form)
 
