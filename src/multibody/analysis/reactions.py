@@ -72,10 +72,20 @@ class ReactionMap:
     def generalized_entries(self, vals: np.ndarray, lam: np.ndarray | None, targets: tuple) -> np.ndarray:
         """:meth:`generalized` with A as entry triplets (vals, rows, cols), duplicates summed (fast.entries), and
         ``targets`` = :meth:`entry_targets` of their (rows, cols)."""
-        if lam is None or not np.isfinite(lam).all():
+        if lam is None:
             return np.full((len(self.joint), 3), np.nan)
+        return self.generalized_entries_batch(vals[None], lam[None], targets)[0]
+
+    def generalized_entries_batch(self, vals: np.ndarray, lam: np.ndarray, targets: tuple) -> np.ndarray:
+        """(k, E, 3): :meth:`generalized_entries` of k states, vals (k, entries), lam (k, m) (NaN for a state whose
+        multipliers are not finite); one bincount, each state's sums in the same order as alone."""
         entry, row, target = targets
-        return self._table(target, vals[entry] * lam[row])
+        k, width = len(lam), 3 * len(self.joint)
+        terms = vals[:, entry] * lam[:, row]
+        out = -np.bincount((target + width * np.arange(k)[:, None]).ravel(), terms.ravel(), k * width)
+        out = out.reshape(k, -1, 3)
+        out[~np.isfinite(lam).all(axis=1)] = np.nan
+        return out
 
     def _table(self, target: np.ndarray, terms: np.ndarray) -> np.ndarray:
         """(E, 3) = -(sum of the terms A_ic lam_i of each target); zero where none (ground, a point mass's theta)."""

@@ -247,15 +247,20 @@ class ReactionFlags:
         return out
 
     def _bounded(self, C: np.ndarray) -> bool:
-        """True when :func:`_full_row_rank` is True at C without its QR (issue 16: per stored state): C has the
-        columns of the first state's :func:`_unit_block` with the same entries, so sigma_m(C) >= sigma_m(block),
-        and the bound proves min |R_ii| above the threshold rank |C|_F."""
+        """:meth:`bounded` of one C ((m + h), n)."""
+        return bool(self.bounded(C[None])[0])
+
+    def bounded(self, C: np.ndarray) -> np.ndarray:
+        """(k,) bool for a stack C (k, (m + h), n): True where :func:`_full_row_rank` is True without its QR (issue 16:
+        per stored state): C has the columns of the first state's :func:`_unit_block` with the same entries, so
+        sigma_m(C) >= sigma_m(block), and the bound proves min |R_ii| above the threshold rank |C|_F."""
         if self.block is None:
-            self.block = _unit_block(C)
+            self.block = _unit_block(C[0])
         cols, block, bound = self.block
-        if C.shape[0] != block.shape[0] or not (C[:, cols] == block).all():
-            return False
-        return bound > 2.0 * self.tol.rank * float(np.sqrt(np.vdot(C, C)))
+        if C.shape[1] != block.shape[0]:
+            return np.zeros(len(C), bool)
+        frob = np.sqrt(np.einsum("kij,kij->k", C, C))
+        return (C[:, :, cols] == block).all(axis=(1, 2)) & (bound > 2.0 * self.tol.rank * frob)
 
     def _all_unique(self) -> dict:
         """The flags of a C of full row rank (no left null space): everything unique; built once,

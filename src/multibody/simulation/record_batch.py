@@ -93,30 +93,18 @@ def _potential(rec, states, Q) -> np.ndarray:
 
 def _reactions(rec, vals, lam) -> np.ndarray:
     """(k, E, 3): ReactionMap.generalized_entries of every state (NaN where the multipliers are not finite)."""
-    step, rmap = rec._batch, rec.reactions
     if rec._targets is None:
-        rec._targets = rmap.entry_targets(step.pattern.rows, step.pattern.cols)
-    entry, row, target = rec._targets
-    k, width = len(lam), 3 * len(rmap.joint)
-    terms = vals[:, entry] * lam[:, row]
-    out = -np.bincount((target + width * np.arange(k)[:, None]).ravel(), terms.ravel(), k * width)
-    out = out.reshape(k, -1, 3)
-    out[~np.isfinite(lam).all(axis=1)] = np.nan
-    return out
+        rec._targets = rec.reactions.entry_targets(rec._batch.pattern.rows, rec._batch.pattern.cols)
+    return rec.reactions.generalized_entries_batch(vals, lam, rec._targets)
 
 
 def _flags(rec, Q, vals) -> list:
     """ReactionFlags.record of every state with A made dense (as fast.step.FastStep.record does): the all-unique
-    flags where the block bound holds (ReactionFlags._bounded, for all states at once), else the full test."""
+    flags where the block bound holds (ReactionFlags.bounded, for all states at once), else the full test."""
     flags, p = rec.flags, rec._batch.pattern
     n, m, k = rec.model.n, rec.form.ws.m, len(Q)
     size = m * (n + 1)
     A = np.bincount((p.rows * (n + 1) + p.cols + size * np.arange(k)[:, None]).ravel(), vals.ravel(), k * size)
     A = A.reshape(k, m, n + 1)[:, :, :n]
-    if flags.block is None:
-        flags._bounded(A[0])
-    cols, block, bound = flags.block
-    frob = np.sqrt(np.einsum("kij,kij->k", A, A))
-    ok = (A[:, :, cols] == block).all(axis=(1, 2)) & (bound > 2.0 * flags.tol.rank * frob) \
-        if block.shape[0] == m else np.zeros(k, bool)
+    ok = flags.bounded(A)
     return [flags._all_unique() if ok[i] else flags.record(Q[i], A[i]) for i in range(k)]
