@@ -67,6 +67,14 @@ class SpatialReactionMap:
         Q[: self.n] = -(A.T @ (lam[:, None] * self.rows_of))
         return Q[self.cols, self.joint[:, None]]
 
+    def generalized_stack(self, A, lam) -> np.ndarray:
+        """(k, E, 12): :meth:`generalized` of k states, A (k, m + h, n) and lam (k, m + h), in one product."""
+        Q = np.zeros((len(A), self.n + 1, self.rows_of.shape[1]))
+        Q[:, : self.n] = -(np.swapaxes(A, 1, 2) @ (lam[:, :, None] * self.rows_of))
+        out = Q[:, self.cols, self.joint[:, None]]
+        out[~np.all(np.isfinite(lam), axis=1)] = np.nan
+        return out
+
     def finish(self, q, Qe) -> np.ndarray:
         """(k, E, 12) reactions of k states from q (k, n) and :meth:`generalized` (k, E, 12)."""
         qe = np.concatenate([q, np.zeros((len(q), 1))], axis=1)

@@ -23,20 +23,15 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..analysis.solvability import ReactionFlags, SolvabilityTolerance, null_variation, pair_rows
-
-#: relative distance from a threshold below which the vectorised B_X is recomputed in the reference's order (its
-#: round-off is ~n eps relative, 1e-14; the bracket of |C|_2 gets the same safety factor for the SVD's round-off)
-AMBIGUOUS = 1e-9
+from .spatial_certify import AMBIGUOUS, bracket, certify
 
 
 class _Scale:
     """|C|_2 bracketed (lo, hi), made exact (the SVD, as solvability's np.linalg.norm(C, 2)) when a test needs it."""
 
     def __init__(self, C: np.ndarray):
-        C2 = C * C
-        fro = float(np.sqrt(C2.sum()))
-        lo = max(fro / np.sqrt(min(C.shape)), float(np.sqrt(max(C2.sum(axis=1).max(), C2.sum(axis=0).max()))))
-        self.C, self.lo, self.hi, self.exact = C, lo * (1 - AMBIGUOUS), fro * (1 + AMBIGUOUS), None
+        lo, hi, _, _ = bracket(C[None])
+        self.C, self.lo, self.hi, self.exact = C, float(lo[0]), float(hi[0]), None
 
     def below(self, x: np.ndarray, tol: float, factor: float = 1.0) -> np.ndarray:
         """x <= tol * (factor |C|_2) elementwise (solvability's rank test with factor 1, reaction_uniqueness's with
@@ -61,12 +56,21 @@ class SpatialReactionFlags(ReactionFlags):
 
     def __init__(self, model, rmap, tol: SolvabilityTolerance = SolvabilityTolerance()):
         super().__init__(model, rmap, tol)
-        groups = pair_rows(model.velocity_labels)
+        self.labels = model.velocity_labels
+        groups = pair_rows(self.labels)
         self.names = list(groups)
         self.rows = [np.asarray(idx) for idx in groups.values()]
         self.member = np.zeros((len(groups), len(model.velocity_labels)))
         for k, idx in enumerate(self.rows):
             self.member[k, idx] = 1.0
+        # batched flags (fast.spatial_certify): the pairs' first rows where each pair's rows are contiguous and in
+        # order, and the pair of each joint of the reaction map (its rows_of column), if every joint is a pair
+        flat = np.concatenate(self.rows) if self.rows else np.zeros(0, int)
+        self.starts = (np.array([idx[0] for idx in self.rows]) if np.array_equal(flat, np.arange(len(self.labels)))
+                       and len(flat) else None)
+        pairs = {tuple(row): k for k, row in enumerate(self.member)}
+        found = [pairs.get(tuple(col)) for col in (rmap.rows_of.T if rmap is not None else ())]
+        self.joint_pair = np.array(found, dtype=int) if None not in found else None
 
     def record(self, q: np.ndarray, C: np.ndarray) -> dict:
         """{series: (values, labels)} at configuration q with C ((m + h), n), as ReactionFlags.record."""
@@ -90,6 +94,12 @@ class SpatialReactionFlags(ReactionFlags):
             factor = max(1.0, self.model.length_scale)
             out["reactions_unique"] = (scale.below(var, self.tol.qr, factor).astype(float), self.rmap.labels)
         return out
+
+    def certified(self, Q, C, N, info) -> list:
+        """The flags of k states (q (k, n), C (k, m, n)) from the left null basis N (k, p, m) of the output kernel and
+        its certificate (fast.spatial_record): a dict as :meth:`record`'s where every test is decided, None where
+        one is not (the caller takes :meth:`record`); see fast.spatial_certify."""
+        return certify(self, Q, C, N, info)
 
     def _pairs_unique(self, C, N, scale) -> list:
         """Eq. 27 for every pair: max |C_X^T Q_X^col| <= qr |C|_2."""

@@ -101,6 +101,23 @@ class SpatialStep:
             return self._count(None)
         return out[n:], self.full.copy(), (pos, vel), self.G.copy()
 
+    def record_batch(self, Y):
+        """:meth:`record` of every state Y[s] = [q, v] in one compiled call (fast.spatial_record.record_batch):
+        (index of the first state it declines or -1, q'' (k, n), multipliers (k, m), violations (k, 2), A (k, m, n),
+        the left null basis N (k, p, m), the flags' certificate (k, 4))."""
+        from .spatial_record import record_batch
+        rhs, n, m = self.rhs, self.n, len(self.full)
+        active, dropped, r = self._active()
+        k = len(Y)
+        acc, mult, viol, C = np.empty((k, n)), np.empty((k, m)), np.empty((k, 2)), np.empty((k, m, n))
+        N, info = np.empty((k, len(dropped), m)), np.empty((k, 4))
+        work = (self.phi, self.G, self.gamma, self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r],
+                np.empty(2 * n), self.full, self.N, np.empty((r, n)), np.zeros((r, r)))
+        bad = record_batch(np.ascontiguousarray(Y, dtype=float), active, dropped, self.tab, rhs.Minv, rhs.diag,
+                           rhs.f, rhs.tau, work, acc, mult, viol, C, N, info)
+        self.declined += bad >= 0
+        return bad, acc, mult, viol, C, N, info
+
     def _count(self, out):
         self.declined += out is None
         return out

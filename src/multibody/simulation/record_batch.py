@@ -22,10 +22,16 @@ from ..model.forces import ConstantForce
 
 
 def batch_step(rec):
-    """The BandStep whose batch computes ``rec``'s stored states, or None (record each state as it comes)."""
+    """The batch that computes ``rec``'s stored states: the BandStep, or a
+    :class:`~.record_batch_spatial.SpatialBatch` (spatial Lagrange, fast.spatial_step.SpatialStep), or None (record
+    each state as it comes)."""
     form = rec.form
     step = getattr(form, "band_step", None) or getattr(getattr(form, "fast_step", None), "band_step", None)
-    if (step is None or form.discrete or step.pack.motions or rec.work is not None or rec.sink is not None
+    if step is None:
+        from .record_batch_spatial import spatial_batch
+        step = spatial_batch(rec)
+    if (step is None or form.discrete or getattr(getattr(step, "pack", None), "motions", False)
+            or rec.work is not None or rec.sink is not None
             or rec.model.distribution is not None or rec._mass_diag is None
             or getattr(rec.stepper, "channels", None) is not None
             or type(form).channels is not Formulation.channels):
@@ -46,6 +52,8 @@ def flush(rec, pending: list) -> None:
 
 def _batch(rec, states: list) -> int:
     """Rows of the leading states the band solve takes; returns the index of the first it declines, or -1."""
+    if hasattr(rec._batch, "batch"):        # spatial (record_batch_spatial)
+        return rec._batch.batch(rec, states, write)
     step, ws = rec._batch, rec.form.ws
     band, n, m = step.band, rec.model.n, ws.m
     Y = np.array([y for _, y in states], dtype=float)
@@ -55,12 +63,15 @@ def _batch(rec, states: list) -> int:
                                          step.pattern.pairs, band.work, step.pack.poff, acc, lam, viol, vals)
     good = k if bad < 0 else bad
     if good:
-        _write(rec, states[:good], Y[:good], acc[:good], lam[:good, step.pattern.iperm], viol[:good], vals[:good])
+        Q, lam = Y[:good, :n], lam[:good, step.pattern.iperm]
+        write(rec, states[:good], Y[:good], acc[:good], lam, viol[:good],
+              lambda: _reactions(rec, vals[:good], lam), lambda: _flags(rec, Q, vals[:good]))
     return bad
 
 
-def _write(rec, states, Y, acc, lam, viol, vals) -> None:
-    """Append the rows and extras of k states computed by the batch."""
+def write(rec, states, Y, acc, lam, viol, reactions, flags) -> None:
+    """Append the rows and extras of k states computed by a batch; ``reactions()`` their (k, E, c) generalized
+    reaction terms, ``flags()`` their uniqueness flags (a dict per state)."""
     n = rec.model.n
     Q, V = Y[:, :n], Y[:, n: 2 * n]
     T = 0.5 * np.einsum("ij,ij->i", rec._mass_diag * V, V)
@@ -70,11 +81,11 @@ def _write(rec, states, Y, acc, lam, viol, vals) -> None:
     for key, arr in rows.items():
         rec._rows.setdefault(key, []).extend(arr)
     if rec.reactions is not None:
-        rec._generalized.extend(_reactions(rec, vals, lam))
+        rec._generalized.extend(reactions())
         rec.extra_labels["reactions"] = rec.reactions.labels
     if not getattr(rec.form, "sparse", False):
-        for flags in _flags(rec, Q, vals):
-            for key, (values, labels) in flags.items():
+        for state_flags in flags():
+            for key, (values, labels) in state_flags.items():
                 rec._extra.setdefault(key, []).append(values)
                 rec.extra_labels[key] = tuple(labels)
 
