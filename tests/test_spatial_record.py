@@ -28,7 +28,7 @@ def stored(model, t_end):
 
     def spy(self, rec, states, write):
         seen["step"] = self.step
-        seen.setdefault("Y", []).extend(y for _, y in states)
+        seen.setdefault("Y", []).extend(y for _, y, _ in states)
         return block(self, rec, states, write)
     mp = pytest.MonkeyPatch()
     mp.setattr(record_batch_spatial.SpatialBatch, "_block", spy)

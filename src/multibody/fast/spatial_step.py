@@ -46,7 +46,7 @@ class SpatialStep:
         self.A, self.ga, self.B, self.S = np.zeros((m, n + 1)), np.empty(m), np.zeros((m, n)), np.zeros((m, m))
         self.lam, self.full, self.N = np.empty(m), np.empty(m), np.empty((m, m))
         self.declined, self.chosen, self.rechosen = 0, None, 0
-        self._rows = (None,)
+        self._rows, self._past = (None,), (None,)
 
     def rows(self):
         """(pattern, work) of the formulation's active rows: the fast.spatial_sparse.RowPattern (rows in reverse
@@ -54,9 +54,16 @@ class SpatialStep:
         self._active()
         return self._rows[1], self._rows[3]
 
-    def _active(self):
-        """(active rows in the solves' order, dropped kept rows, their number)."""
+    def _active(self, active=None):
+        """(active rows in the solves' order, dropped kept rows, their number) of the formulation's active rows, or
+        of ``active`` (rows it had chosen before: :meth:`record_batch`)."""
         form = self.form
+        if active is not None and active is not form.active:
+            if self._past[0] is not active:
+                pattern = row_pattern(self.rhs.table, active)
+                self._past = (active, pattern.rows, np.ascontiguousarray(np.setdiff1d(form.keep, pattern.rows),
+                                                                         dtype=np.int64))
+            return self._past[1], self._past[2], len(self._past[1])
         if self._rows[0] is not form.active:     # chosen anew (Lagrange._choose_rows assigns a new array)
             pattern = row_pattern(self.rhs.table, form.active)
             dropped = np.ascontiguousarray(np.setdiff1d(form.keep, pattern.rows), dtype=np.int64)
@@ -101,13 +108,14 @@ class SpatialStep:
             return self._count(None)
         return out[n:], self.full.copy(), (pos, vel), self.G.copy()
 
-    def record_batch(self, Y):
-        """:meth:`record` of every state Y[s] = [q, v] in one compiled call (fast.spatial_record.record_batch):
+    def record_batch(self, Y, active=None):
+        """:meth:`record` of every state Y[s] = [q, v] in one compiled call (fast.spatial_record.record_batch), with
+        the formulation's active rows or ``active`` (the rows it had when the states were stored):
         (index of the first state it declines or -1, q'' (k, n), multipliers (k, m), violations (k, 2), A (k, m, n),
         the left null basis N (k, p, m), the flags' certificate (k, 4))."""
         from .spatial_record import record_batch
         rhs, n, m = self.rhs, self.n, len(self.full)
-        active, dropped, r = self._active()
+        active, dropped, r = self._active(active)
         k = len(Y)
         acc, mult, viol, C = np.empty((k, n)), np.empty((k, m)), np.empty((k, 2)), np.empty((k, m, n))
         N, info = np.empty((k, len(dropped), m)), np.empty((k, 4))

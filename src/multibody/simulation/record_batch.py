@@ -46,7 +46,7 @@ def flush(rec, pending: list) -> None:
         bad = _batch(rec, pending[start:])
         if bad < 0:
             return
-        rec._store(*pending[start + bad])
+        rec._store(*pending[start + bad][:2])
         start += bad + 1
 
 

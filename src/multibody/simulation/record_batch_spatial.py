@@ -23,18 +23,28 @@ class SpatialBatch:
     def __init__(self, step):
         self.step = step
 
+    def tag(self):
+        """The formulation's active rows when a state is stored (Lagrange._choose_rows assigns a new array when it
+        chooses anew): the batch computes each state with the rows its per-state record would have used."""
+        return self.step.form.active
+
     def batch(self, rec, states: list, write) -> int:
-        """``write``: record_batch.write, which appends the rows."""
-        for start in range(0, len(states), BLOCK):
-            bad = self._block(rec, states[start: start + BLOCK], write)
+        """``write``: record_batch.write, which appends the rows. Blocks of at most BLOCK states with the same rows."""
+        start = 0
+        while start < len(states):
+            end = start + 1
+            while end < min(len(states), start + BLOCK) and states[end][2] is states[start][2]:
+                end += 1
+            bad = self._block(rec, states[start: end], write)
             if bad >= 0:
                 return start + bad
+            start = end
         return -1
 
     def _block(self, rec, states: list, write) -> int:
         n = rec.model.n
-        Y = np.array([y for _, y in states], dtype=float)
-        bad, acc, lam, viol, C, N, info = self.step.record_batch(Y)
+        Y = np.array([y for _, y, _ in states], dtype=float)
+        bad, acc, lam, viol, C, N, info = self.step.record_batch(Y, states[0][2])
         good = len(Y) if bad < 0 else bad
         if good:
             Y, C, lam = Y[:good], C[:good], lam[:good]

@@ -45,7 +45,7 @@ class Recorder:
         M = model.mass_matrix   # a constant diagonal M: T = 1/2 sum d v^2 without the (n, n) product
         self._mass_diag = (np.diag(M).copy() if M is not None and np.count_nonzero(M) == np.count_nonzero(np.diag(M))
                            else None)
-        self._batch, self._pending = None, []   # the band path: states kept as (t, y), rows computed together
+        self._batch, self._pending = None, []   # band and spatial paths: states kept as (t, y[, tag]), computed together
         self.momentum_basis = None      # (rows, s) of the momenta, chosen at the first state (streamed runs)
 
     def start(self, t0: float, y: np.ndarray, after_event: bool) -> None:
@@ -109,7 +109,8 @@ class Recorder:
             return
         self.t.append(t)
         if self._batch is not None:         # rows when read (simulation.record_batch)
-            self._pending.append((t, np.array(y, dtype=float)))
+            tag = getattr(self._batch, "tag", None)     # the spatial batch: the rows the solves use now
+            self._pending.append((t, np.array(y, dtype=float)) + (() if tag is None else (tag(),)))
         else:
             self._store(t, y)
         if self.sink is not None and len(self.t) >= self.sink.chunk:
