@@ -69,7 +69,8 @@ def test_certificate_inequalities_along_a_run():
     smallest left singular vector (step 2), all against the SVD."""
     model = six_body_linkage()
     step, Y = stored(model, 0.01)
-    _, _, _, _, C, N, info = step.record_batch(Y)
+    flags = SpatialReactionFlags(model, spatial_reaction_map(model))
+    _, _, _, _, C, N, (info, _, _) = step.record_batch(Y, flags.group, len(flags.names))
     delta, rho, sigma, _ = spatial_certify.null_bounds(C, N, info)
     for s in range(len(Y)):
         U, sv, _ = np.linalg.svd(C[s])
@@ -101,7 +102,9 @@ def test_near_a_singular_configuration_the_reference_decides():
     The unchanged C is decided."""
     model = six_body_linkage()
     step, Y = stored(model, 0.002)
-    _, _, _, _, C, N, info = step.record_batch(Y[:1])
+    flags = SpatialReactionFlags(model, spatial_reaction_map(model))
+    pairs = len(flags.names)
+    _, _, _, _, C, N, cert = step.record_batch(Y[:1], flags.group, pairs)
     U, sv, Vt = np.linalg.svd(C[0])
     sv[-2] = 1e-10 * sv[0]
     C2 = np.ascontiguousarray((U * sv) @ Vt)
@@ -109,12 +112,12 @@ def test_near_a_singular_configuration_the_reference_decides():
     active, _, r = step._active()
     work = np.zeros((m, m))
     work[0] = N[0, 0]
-    info2 = np.empty(4)
-    certificate(C2, work, 1, active, np.empty((r, n)), np.zeros((r, r)), info2)
-    flags = SpatialReactionFlags(model, spatial_reaction_map(model))
+    cert2 = (np.empty((1, 6)), np.empty((1, m)), np.empty((1, 1, pairs, n)))
+    certificate(C2, work, 1, active, np.empty((r, n)), np.zeros((r, r)), flags.group, cert2[0][0], cert2[1][0],
+                cert2[2][0])
     Q = Y[:1, :n]
-    assert flags.certified(Q, C, N, info)[0] is not None
-    assert flags.certified(Q, C2[None], work[None, :1], info2[None])[0] is None
-    got = record_batch_spatial._flags(flags, Q, C2[None], work[None, :1], info2[None])[0]
+    assert flags.certified(Q, C, N, cert)[0] is not None
+    assert flags.certified(Q, C2[None], work[None, :1], cert2)[0] is None
+    got = record_batch_spatial._flags(flags, Q, C2[None], work[None, :1], cert2)[0]
     want = SpatialReactionFlags(model, spatial_reaction_map(model)).record(Q[0], C2)
     assert got.keys() == want.keys() and all(np.array_equal(got[key][0], want[key][0]) for key in want)

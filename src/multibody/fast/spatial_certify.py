@@ -41,15 +41,20 @@ AMBIGUOUS = 1e-9
 
 
 def bracket(C: np.ndarray) -> tuple:
-    """(lo, hi, |C|_F, squared row norms (k, m)) for a stack C (k, m, n): lo <= |C_s|_2 <= hi (k,), lo from
-    |C|_F / sqrt(min(m, n)) and the largest row and column norm, hi = |C|_F (Golub & Van Loan, Sect. 2.3.2), each
-    widened by AMBIGUOUS."""
+    """(lo, hi) (k,) for a stack C (k, m, n): lo <= |C_s|_2 <= hi (:func:`bracket_of` its squared norms)."""
     C2 = C * C
     rows = C2.sum(axis=2)
-    fro = np.sqrt(rows.sum(axis=1))
-    lines = np.sqrt(np.maximum(rows.max(axis=1, initial=0.0), C2.sum(axis=1).max(axis=1, initial=0.0)))
-    lo = np.maximum(fro / np.sqrt(max(min(C.shape[1:]), 1)), lines) * (1 - AMBIGUOUS)
-    return lo, fro * (1 + AMBIGUOUS), fro, rows
+    return bracket_of(rows.sum(axis=1), rows.max(axis=1, initial=0.0), C2.sum(axis=1).max(axis=1, initial=0.0),
+                      C.shape[1:])
+
+
+def bracket_of(fro2, rowmax, colmax, shape) -> tuple:
+    """(lo, hi) from |C|_F^2 and the largest squared row and column norms of C (shape (m, n)): lo from
+    |C|_F / sqrt(min(m, n)) and the largest row and column norm, hi = |C|_F (Golub & Van Loan, Sect. 2.3.2), each
+    widened by AMBIGUOUS."""
+    fro = np.sqrt(fro2)
+    lo = np.maximum(fro / np.sqrt(max(min(shape), 1)), np.sqrt(np.maximum(rowmax, colmax)))
+    return lo * (1 - AMBIGUOUS), fro * (1 + AMBIGUOUS)
 
 
 def gamma(j: int) -> float:
@@ -62,7 +67,7 @@ def null_bounds(C, N, info) -> tuple:
     relative round-off of a product with N."""
     k, m, n = C.shape
     p = N.shape[1]
-    res2, b, xfro2, slack = info.T
+    res2, b, xfro2, slack = info[:, :4].T
     r = m - p
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma2 = 1.0 / (b * (1 + gamma(3 * r))) - 2 * gamma(r + 1) * xfro2
@@ -97,21 +102,11 @@ def entry_norms(rmap, Q) -> np.ndarray:
     return (1 + D + D[:, part] + pos + pos[:, part]) * np.maximum(1.0, Dp * frame)
 
 
-def group_sums(flags, C, N) -> np.ndarray:
-    """(k, p, pairs, n): C_X^T N_X^T (eq. 27's B_X, transposed) of every pair X and basis row, by sums over the
-    pairs' rows (np.add.reduceat where they are contiguous in row order, SpatialReactionFlags.starts, else a product
-    with the pairs' row indicator)."""
-    out = []
-    for i in range(N.shape[1]):
-        W = C * N[:, i, :, None]
-        out.append(np.add.reduceat(W, flags.starts, axis=1) if flags.starts is not None else flags.member @ W)
-    return np.stack(out, axis=1)
-
-
 def reaction_norms(flags, Q, C, N, S) -> np.ndarray:
     """(k, 12 E): the 2-norm over the basis rows of N of every reaction component of lambda = N_l (null_variation
-    of analysis.solvability for each state, with the rows' norm in place of the largest entry); S = group_sums (the
-    joints' generalized forces -C[R_j]^T N[R_j] are sums over pairs: SpatialReactionFlags.joint_pair)."""
+    of analysis.solvability for each state, with the rows' norm in place of the largest entry); S (k, p, pairs, n) the
+    pairs' sums of fast.spatial_record.certificate (a joint's generalized force -C[R_j]^T N[R_j] is its pair's:
+    SpatialReactionFlags.joint_pair)."""
     rmap = flags.rmap
     k, p, m = N.shape
     n = Q.shape[1]
@@ -125,11 +120,13 @@ def reaction_norms(flags, Q, C, N, S) -> np.ndarray:
     return np.linalg.norm(out.reshape(k, p, -1), axis=1)
 
 
-def certify(flags, Q, C, N, info) -> list:
-    """[flags dict or None] per state (None: not decided, take the reference); updates flags' summary entries."""
+def certify(flags, Q, C, N, cert) -> list:
+    """[flags dict or None] per state (None: not decided, take the reference); updates flags' summary entries.
+    ``cert`` = (info, rowsq, S) of fast.spatial_record.certificate."""
     k, m, n = C.shape
     p, tol = N.shape[1], flags.tol
-    lo, hi, fro, rowsq = bracket(C)
+    info, rowsq, S = cert
+    lo, hi = bracket_of(info[:, 4], rowsq.max(axis=1, initial=0.0), info[:, 5], (m, n))
     delta, rho, sigma, fp = null_bounds(C, N, info)
     with np.errstate(divide="ignore", invalid="ignore"):
         rank_ok = (sigma / np.sqrt(n) > tol.rank * hi) & (rho <= tol.rank * lo)
@@ -138,7 +135,6 @@ def certify(flags, Q, C, N, info) -> list:
     member = flags.member                                              # (pairs, m) 0/1
     rown = np.linalg.norm(N, axis=1)                                   # (k, m)
     mu, md = decided((member[None] * rown[:, None]).max(axis=2), (delta + fp)[:, None], tol.qr, tol.qr, p)
-    S = group_sums(flags, C, N)
     B = np.linalg.norm(S, axis=1).max(axis=2, initial=0.0)
     cx = np.sqrt(rowsq @ member.T)
     pu, pd = decided(B, cx * (delta + fp)[:, None], tol.qr * lo[:, None], tol.qr * hi[:, None], p)

@@ -30,7 +30,7 @@ class _Scale:
     """|C|_2 bracketed (lo, hi), made exact (the SVD, as solvability's np.linalg.norm(C, 2)) when a test needs it."""
 
     def __init__(self, C: np.ndarray):
-        lo, hi, _, _ = bracket(C[None])
+        lo, hi = bracket(C[None])
         self.C, self.lo, self.hi, self.exact = C, float(lo[0]), float(hi[0]), None
 
     def below(self, x: np.ndarray, tol: float, factor: float = 1.0) -> np.ndarray:
@@ -63,11 +63,11 @@ class SpatialReactionFlags(ReactionFlags):
         self.member = np.zeros((len(groups), len(model.velocity_labels)))
         for k, idx in enumerate(self.rows):
             self.member[k, idx] = 1.0
-        # batched flags (fast.spatial_certify): the pairs' first rows where each pair's rows are contiguous and in
-        # order, and the pair of each joint of the reaction map (its rows_of column), if every joint is a pair
-        flat = np.concatenate(self.rows) if self.rows else np.zeros(0, int)
-        self.starts = (np.array([idx[0] for idx in self.rows]) if np.array_equal(flat, np.arange(len(self.labels)))
-                       and len(flat) else None)
+        # batched flags (fast.spatial_certify): the pair of each row, and the pair of each joint of the reaction map
+        # (its rows_of column), if every joint is a pair
+        self.group = np.zeros(len(self.labels), dtype=np.int64)        # the pair of each row
+        for k, idx in enumerate(self.rows):
+            self.group[idx] = k
         pairs = {tuple(row): k for k, row in enumerate(self.member)}
         found = [pairs.get(tuple(col)) for col in (rmap.rows_of.T if rmap is not None else ())]
         self.joint_pair = np.array(found, dtype=int) if None not in found else None
@@ -95,11 +95,11 @@ class SpatialReactionFlags(ReactionFlags):
             out["reactions_unique"] = (scale.below(var, self.tol.qr, factor).astype(float), self.rmap.labels)
         return out
 
-    def certified(self, Q, C, N, info) -> list:
+    def certified(self, Q, C, N, cert) -> list:
         """The flags of k states (q (k, n), C (k, m, n)) from the left null basis N (k, p, m) of the output kernel and
-        its certificate (fast.spatial_record): a dict as :meth:`record`'s where every test is decided, None where
-        one is not (the caller takes :meth:`record`); see fast.spatial_certify."""
-        return certify(self, Q, C, N, info)
+        its certificate (fast.spatial_record.certificate): a dict as :meth:`record`'s where every test is decided,
+        None where one is not (the caller takes :meth:`record`); see fast.spatial_certify."""
+        return certify(self, Q, C, N, cert)
 
     def _pairs_unique(self, C, N, scale) -> list:
         """Eq. 27 for every pair: max |C_X^T Q_X^col| <= qr |C|_2."""

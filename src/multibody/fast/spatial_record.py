@@ -50,12 +50,26 @@ def comparison_bounds(L, k):
 
 
 @njit(cache=True)
-def certificate(G, N, p, active, X, Gc, out):
+def certificate(G, N, p, active, X, Gc, group, out, rowsq, S):
     """N[:p] refined (:func:`refine`); out <- (|G^T N[:p]^T|_F^2 as computed, b_inf b_one (:func:`comparison_bounds`)
-    of X X^T = L L^T (inf if not positive definite), |X|_F^2, the bound gamma_c | |G|^T |N^T| |_F of the residual's round-off (c the most
-    non-zeros of a column of G: a product with an exact zero adds no rounding; Higham, Sect. 3.1))."""
+    of X X^T = L L^T (inf if not positive definite), |X|_F^2, the bound gamma_c | |G|^T |N^T| |_F of the residual's
+    round-off (c the most non-zeros of a column of G: a product with an exact zero adds no rounding; Higham,
+    Sect. 3.1), |G|_F^2, the largest squared column norm); rowsq <- the squared row norms; S (p, pairs, n) <- the
+    pairs' sums sum_(i in X) N[k, i] G[i, :] (group[i]: row i's pair; eq. 27's B_X and the joints' reactions)."""
     m, n = G.shape
     r = active.shape[0]
+    rowsq[:] = 0.0
+    terms, colmax = 0, 0.0
+    for j in range(n):
+        count, c = 0, 0.0
+        for i in range(m):
+            x = G[i, j]
+            if x != 0.0:
+                count += 1
+                c += x * x
+                rowsq[i] += x * x
+        terms, colmax = max(terms, count), max(colmax, c)
+    out[4], out[5] = np.sum(rowsq), colmax
     fro = 0.0
     for a in range(r):
         for j in range(n):
@@ -63,22 +77,21 @@ def certificate(G, N, p, active, X, Gc, out):
             fro += X[a, j] * X[a, j]
     out[2] = fro
     if gram_factor(X, Gc) <= 0.0:
-        out[0], out[1] = np.inf, np.inf
+        out[0], out[1], out[3] = np.inf, np.inf, np.inf
         return
-    res, g, mag, terms = 0.0, np.empty(n), 0.0, 0
-    for j in range(n):
-        count = 0
-        for i in range(m):
-            count += G[i, j] != 0.0
-        terms = max(terms, count)
+    res, g, mag, absg = 0.0, np.empty(n), 0.0, np.empty(n)
+    S[:, :, :] = 0.0
     for k in range(p):
         refine(G, N, k, active, X, Gc, g)
+        absg[:] = 0.0
+        for i in range(m):
+            w = N[k, i]
+            for j in range(n):
+                S[k, group[i], j] += G[i, j] * w
+                absg[j] += abs(G[i, j] * w)
         for j in range(n):
             res += g[j] * g[j]
-            s = 0.0
-            for i in range(m):
-                s += abs(G[i, j] * N[k, i])
-            mag += s * s
+            mag += absg[j] * absg[j]
     b_inf, b_one = comparison_bounds(Gc, r)
     out[0], out[1], out[3] = res, b_inf * b_one, (terms * EPS / (1 - terms * EPS)) * np.sqrt(mag)
 
@@ -118,15 +131,15 @@ def residual(G, x, g):
 
 
 @njit(cache=True)
-def record_batch(Y, active, dropped, tab, Minv, diag, f, tau, work, acc, mult, viol, CS, NS, info):
+def record_batch(Y, active, dropped, tab, Minv, diag, f, tau, work, group, acc, mult, viol, CS, NS, info, rowsq, S):
     """For each state Y[s] = [q, v]: acc[s] = q'', mult[s] the minimum-norm multipliers, viol[s] = (max |Phi|,
-    max |A v|), CS[s] = A, NS[s] = N (p, m), info[s] (4,) = :func:`certificate`. Returns the index of the first state
-    the output kernel declines (its Schur solve or row test; the caller takes the reference there), else -1.
-    ``work`` = (phi, G, gamma, A, ga, B, S, lam, out, full, N, X, Gc) as SpatialStep's buffers."""
-    phi, G, gamma, A, ga, B, S, lam, out, full, N, X, Gc = work
+    max |A v|), CS[s] = A, NS[s] = N (p, m), info[s] (6,), rowsq[s], S[s] = :func:`certificate`. Returns the index of
+    the first state the output kernel declines (its Schur solve or row test; the caller takes the reference there),
+    else -1. ``work`` = (phi, G, gamma, A, ga, B, S, lam, out, full, N, X, Gc) as SpatialStep's buffers."""
+    phi, G, gamma, A, ga, B, Sc, lam, out, full, N, X, Gc = work
     n, p = f.shape[0], dropped.shape[0]
     for s in range(Y.shape[0]):
-        pos, vel = record(Y[s], active, dropped, tab, Minv, diag, f, tau, phi, G, gamma, A, ga, B, S, lam, out,
+        pos, vel = record(Y[s], active, dropped, tab, Minv, diag, f, tau, phi, G, gamma, A, ga, B, Sc, lam, out,
                           full, N)
         if pos < 0:
             return s
@@ -134,6 +147,6 @@ def record_batch(Y, active, dropped, tab, Minv, diag, f, tau, work, acc, mult, v
         mult[s, :] = full
         viol[s, 0], viol[s, 1] = pos, vel
         CS[s, :, :] = G
-        certificate(G, N, p, active, X, Gc, info[s])
+        certificate(G, N, p, active, X, Gc, group, info[s], rowsq[s], S[s])
         NS[s, :, :] = N[:p]
     return -1

@@ -108,23 +108,25 @@ class SpatialStep:
             return self._count(None)
         return out[n:], self.full.copy(), (pos, vel), self.G.copy()
 
-    def record_batch(self, Y, active=None):
+    def record_batch(self, Y, group, pairs, active=None):
         """:meth:`record` of every state Y[s] = [q, v] in one compiled call (fast.spatial_record.record_batch), with
-        the formulation's active rows or ``active`` (the rows it had when the states were stored):
-        (index of the first state it declines or -1, q'' (k, n), multipliers (k, m), violations (k, 2), A (k, m, n),
-        the left null basis N (k, p, m), the flags' certificate (k, 4))."""
+        the formulation's active rows or ``active`` (the rows it had when the states were stored); ``group`` (m,) the
+        pair of each row, of ``pairs``: (index of the first state it declines or -1, q'' (k, n), multipliers (k, m),
+        violations (k, 2), A (k, m, n), the left null basis N (k, p, m), the certificate (info (k, 6), squared row
+        norms (k, m), the pairs' sums (k, p, pairs, n))) for fast.spatial_certify."""
         from .spatial_record import record_batch
         rhs, n, m = self.rhs, self.n, len(self.full)
         active, dropped, r = self._active(active)
-        k = len(Y)
+        k, p = len(Y), len(dropped)
         acc, mult, viol, C = np.empty((k, n)), np.empty((k, m)), np.empty((k, 2)), np.empty((k, m, n))
-        N, info = np.empty((k, len(dropped), m)), np.empty((k, 4))
+        N, cert = np.empty((k, p, m)), (np.empty((k, 6)), np.empty((k, m)), np.empty((k, p, pairs, n)))
         work = (self.phi, self.G, self.gamma, self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r],
                 np.empty(2 * n), self.full, self.N, np.empty((r, n)), np.zeros((r, r)))
         bad = record_batch(np.ascontiguousarray(Y, dtype=float), active, dropped, self.tab, rhs.Minv, rhs.diag,
-                           rhs.f, rhs.tau, work, acc, mult, viol, C, N, info)
+                           rhs.f, rhs.tau, work, np.ascontiguousarray(group, dtype=np.int64), acc, mult, viol, C, N,
+                           *cert)
         self.declined += bad >= 0
-        return bad, acc, mult, viol, C, N, info
+        return bad, acc, mult, viol, C, N, cert
 
     def _count(self, out):
         self.declined += out is None

@@ -44,19 +44,20 @@ class SpatialBatch:
     def _block(self, rec, states: list, write) -> int:
         n = rec.model.n
         Y = np.array([y for _, y, _ in states], dtype=float)
-        bad, acc, lam, viol, C, N, info = self.step.record_batch(Y, states[0][2])
+        flags = rec.flags
+        bad, acc, lam, viol, C, N, cert = self.step.record_batch(Y, flags.group, len(flags.names), states[0][2])
         good = len(Y) if bad < 0 else bad
         if good:
             Y, C, lam = Y[:good], C[:good], lam[:good]
             write(rec, states[:good], Y, acc[:good], lam, viol[:good],
                   lambda: rec.reactions.generalized_stack(C, lam),
-                  lambda: _flags(rec.flags, Y[:, :n], C, N[:good], info[:good]))
+                  lambda: _flags(flags, Y[:, :n], C, N[:good], tuple(c[:good] for c in cert)))
         return bad
 
 
-def _flags(flags, Q, C, N, info) -> list:
+def _flags(flags, Q, C, N, cert) -> list:
     """The certified flags of every state (SpatialReactionFlags.certified), the reference's where not decided."""
-    return [f if f is not None else flags.record(Q[s], C[s]) for s, f in enumerate(flags.certified(Q, C, N, info))]
+    return [f if f is not None else flags.record(Q[s], C[s]) for s, f in enumerate(flags.certified(Q, C, N, cert))]
 
 
 def spatial_batch(rec):
