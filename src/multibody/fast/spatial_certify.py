@@ -2,13 +2,18 @@
 certified from the left null basis that the minimum-norm multipliers are made with (issue 16: the pivoted QR per
 stored state, 0.43 ms of the six-body linkage's 0.7 ms per stored state, is not needed where this certifies).
 
-Per state C ((m, n), A of the state) and N ((p, m), orthonormal rows up to round-off, |C^T N^T| small: from
-fast.spatial_record.record_batch) and its certificate (|C^T N^T|_F^2, |L^-1|_F^2, |X|_F^2):
+Per state C ((m, n), A of the state), N ((p, m), orthonormal rows up to round-off, |C^T N^T| small) and the
+certificate of fast.spatial_record.certificate (|C^T N^T|_F^2, b, |X|_F^2, the residual's round-off bound, C's
+squared norms, the pairs' sums of N's rows times C):
 
-1. sigma_r(C)^2 >= sigma^2 = 1 / (b (1 + gamma_3r)) - 2 gamma_(r+1) |X|_F^2, r = m - p, b >= |L^-1|_2^2 computed
-   (fast.spatial_record): the computed L has L L^T = X X^T + E with |E|_2 <= |E|_F <= gamma_(r+1) |L|_F^2 (Higham,
-   Accuracy and Stability of Numerical Algorithms, 2nd ed., Thm 10.3) and |L|_F^2 = trace(X X^T + E) <= 2 |X|_F^2,
-   so lambda_min(X X^T) >= sigma_min(L)^2 - |E|_2 (Weyl). Where this is not positive nothing is certified.
+1. sigma_r(C) >= sigma_min(X), r = m - p, X = C[active] (r of C's rows): by Courant-Fischer, sigma_r(C) is the
+   largest over r-dimensional subspaces V of min over unit u in V of |C^T u|, and on the subspace of vectors zero
+   outside the active rows |C^T u| = |X^T u|. Then sigma_min(X)^2 >= sigma^2 = 1 / (b (1 + gamma_3r))
+   - (2 gamma_(r+1) + gamma_n) |X|_F^2 with b >= |L^-1|_inf |L^-1|_1 >= |L^-1|_2^2 (computed, hence the
+   1 + gamma_3r): the computed Gram matrix is X X^T + F, |F|_2 <= gamma_n |X|_F^2, its computed Cholesky factor L
+   has L L^T = X X^T + F + E with |E|_2 <= gamma_(r+1) |L|_F^2 <= 2 gamma_(r+1) |X|_F^2 (Higham, Accuracy and
+   Stability of Numerical Algorithms, 2nd ed., Thm 10.3), and lambda_min moves by at most |E + F|_2 (Weyl). Where
+   sigma^2 is not positive nothing is certified.
 2. The exact left singular space U_p of the p smallest singular values: for any orthonormal W (p, m),
    |C^T W^T|_F^2 = sum_i sigma_i^2 |u_i^T W^T|^2 >= sigma_r^2 |sin Theta|_F^2, so sin Theta(N, U_p) <= rho / sigma with
    rho = |C^T N^T|_F plus its round-off (fast.spatial_record.certificate) and N's deviation from
@@ -22,13 +27,15 @@ fast.spatial_record.record_batch) and its certificate (|C^T N^T|_F^2, |L^-1|_F^2
    with E = D_parent frame), plus the round-off of its evaluation (gamma_(m + 16) K).
 4. A test is decided when its interval lies on one side of the reference's threshold (qr |C|_2, |C|_2 bracketed as
    in fast.spatial_flags; for p > 1 the largest entry of a row lies within 1/sqrt(p) of its 2-norm). The rank r is
-   decided when every pivot of the exact pivoted QR, |R_kk| >= sigma_k / sqrt(n - k + 1) for k <= r (the bound of
-   analysis.solvability._unit_block), is above rank |C|_2, and the p last directions, sigma_(r+1) <= rho, are
-   far below it (rho (1 + |C|_F / sigma) <= rank |C|_2).
+   decided when every pivot of an exact pivoted QR, |R_kk| >= sigma_k / sqrt(n - k + 1) >= sigma / sqrt(n) for
+   k <= r (the bound of analysis.solvability._unit_block), is above rank |C|_2, and sigma_(r+1) <= rho (step 2) is
+   below it: C's rank at paper 003's threshold is r.
 
-Where all tests of a state are decided, its flags are those of the exact C's left null space at paper 003's
-thresholds (with the pivoted QR's null space whenever C has exact rank r: it is then U_p); else the state takes the
-reference (SpatialReactionFlags.record). tests/test_spatial_record.py compares both along runs.
+Where all tests of a state are decided, its flags are those of the exact C's left singular space U_p at paper 003's
+thresholds; the reference's pivoted QR computes that space (exactly so where C has exact rank r, as the six-body
+linkage's loop closure, whose redundant row is structural: sigma_m / sigma_1 ~ 1e-17 along a run), so the flags are
+the reference's unless its own round-off moved a tested quantity across the interval. Else the state takes the
+reference (SpatialReactionFlags.record). tests/test_spatial_record.py compares both at every stored state.
 """
 from __future__ import annotations
 
@@ -70,7 +77,7 @@ def null_bounds(C, N, info) -> tuple:
     res2, b, xfro2, slack = info[:, :4].T
     r = m - p
     with np.errstate(divide="ignore", invalid="ignore"):
-        sigma2 = 1.0 / (b * (1 + gamma(3 * r))) - 2 * gamma(r + 1) * xfro2
+        sigma2 = 1.0 / (b * (1 + gamma(3 * r))) - (2 * gamma(r + 1) + gamma(n)) * xfro2
     ok = np.isfinite(sigma2) & (sigma2 > 0)
     sigma = np.sqrt(np.where(ok, sigma2, 0.0))
     gram = N @ np.swapaxes(N, 1, 2) - np.eye(p)

@@ -16,6 +16,10 @@ and without its SVDs:
   order never decides a flag.
 
 So the flags and the summary are the reference's (tests/test_fast_spatial_flags.py compares them along a run).
+
+A spatial Lagrange run stores its states in batches (simulation.record_batch_spatial); there
+:meth:`SpatialReactionFlags.certified` decides the flags of all states at once without a QR where
+fast.spatial_certify's bounds decide every test, and :meth:`SpatialReactionFlags.record` (the above) takes the others.
 """
 from __future__ import annotations
 

@@ -8,10 +8,12 @@ multipliers are made with) over a stack of states and adds, per state, what cert
 
 - ``|A^T N^T|_F^2``, the residual of the null basis (a left null vector has none);
 - ``b = b_inf b_one >= |L^-1|_inf |L^-1|_1 >= |L^-1|_2^2`` for L the Cholesky factor of X X^T, X = A[active] (the
-  independent rows): a lower bound of the r-th singular value of A, sigma_r(A) >= sigma_min(X) (X is r of A's rows:
-  interlacing, Horn & Johnson, Matrix Analysis, Cor. 7.3.6) = lambda_min(X X^T)^(1/2) ~ sigma_min(L) >= 1 / sqrt b,
-  and ``|X|_F^2``, which bounds the round-off of L (fast.spatial_certify). Where X X^T is not positive definite,
-  b is inf (nothing certified).
+  independent rows), and ``|X|_F^2``: sigma_r(A) >= sigma_min(X) ~ 1 / sqrt b, a lower bound of the gap to A's left
+  null space (fast.spatial_certify, step 1, with the round-off). Where X X^T is not positive definite, b is inf
+  (nothing certified);
+- the null basis refined once (:func:`refine`), the round-off bound of its residual, A's squared row and column norms
+  (the bracket of |A|_2) and the sums over each pair's rows of N's entries times A's rows (eq. 27's B_X, and the
+  joints' generalized reactions under lambda = N).
 """
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ violations of each state, the computation of BandStep.record), then the energies
 forces (ReactionMap.generalized_entries) and the uniqueness flags (ReactionFlags: the block bound of
 analysis.solvability._unit_block, else the full test) for all states at once. The numbers are those of the
 per-state path to round-off (tests/test_run_shortcuts.py). A state where the band solve declines is recorded by
-the per-state path (the reference), in its place.
+the per-state path (the reference), in its place. Spatial Lagrange runs (fast.spatial_step.SpatialStep) do the
+same with :class:`~.record_batch_spatial.SpatialBatch`, whose rows :func:`write` appends too.
 
 Only runs the batch reproduces: no prescribed motions, no work integral, no distribution matrix, no channels of
 the stepper or formulation, not streamed (:func:`batch_step`).

@@ -4,7 +4,9 @@ Per stored state the recorder does only what needs that state (issue 7: per-step
 energies and the constraint violations always; for a continuous formulation also the accelerations and
 multipliers (compiled with multibody.fast.step where available), the joints' generalized forces and
 the uniqueness flags of paper 003; then the formulation's and the stepper's channels. The elementwise
-rest of the joint reactions is done once for all states (:attr:`Recorder.extra`).
+rest of the joint reactions is done once for all states (:attr:`Recorder.extra`). On the band path and the
+spatial Lagrange path the stored states are kept as (t, y) and computed together when read
+(:mod:`.record_batch`, :mod:`.record_batch_spatial`).
 """
 from __future__ import annotations
 
