@@ -2,9 +2,10 @@
 
 Energy-momentum steps (paper 004, schemes ``constrained`` and ``reduced``, h = 1e-3) on the six-body linkage and
 the gyro top, and lagrange + dopri5 (rtol 1e-10) on the six-body linkage (every accepted state recorded, the
-default, and one state per 10 ms, which leaves out the per-state output: accelerations, multipliers, reaction
-uniqueness): median CPU time per step (and per rhs evaluation) over ``--repeat`` runs, in one process with one
-BLAS thread (the machine is shared: CPU times), after one untimed run.
+default, and one state per 10 ms, which leaves out most of the per-state output: accelerations, multipliers,
+reactions and their uniqueness flags, computed for all stored states together when the run's result is assembled,
+simulation.record_batch_spatial): median CPU time per step (and per rhs evaluation) over ``--repeat`` runs, in one
+process with one BLAS thread (the machine is shared: CPU times), after one untimed run.
 
 For energy-momentum two figures: ``cpu_per_step_ms`` the whole ``simulate`` run (set-up, one stored state per
 10 steps, the singular-crossing monitor) divided by the steps, and ``step_only_ms`` the scheme's step alone
