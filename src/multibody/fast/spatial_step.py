@@ -14,7 +14,6 @@ import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT
 from .spatial_sparse import row_pattern, sparse_project, sparse_tangent_error
-from .spatial_step_kernels import record
 
 #: the normal-equation solves are used while the smallest Cholesky pivot ratio of X X^T is >= this (an
 #: optimistic estimate of 1 / cond(X)^2: cond(X) <~ 300, so every direction of X has s_i >~ 3e-3 s_max, far
@@ -97,16 +96,13 @@ class SpatialStep:
         return self._count(out if ok else None)
 
     def record(self, t, q, v):
-        """(q'' (n,), minimum-norm multipliers (m,), (max |Phi|, max |A v|), A (m, n)) at a state, or None."""
-        rhs, n = self.rhs, self.n
-        active, dropped, r = self._active()
-        y, out = np.concatenate([q, v]).astype(float), np.empty(2 * n)
-        pos, vel = record(y, active, dropped, self.tab, rhs.Minv, rhs.diag, rhs.f, rhs.tau, self.phi, self.G,
-                          self.gamma, self.A[:r], self.ga[:r], self.B[:r], self.S[:r, :r], self.lam[:r], out,
-                          self.full, self.N)
-        if pos < 0:
-            return self._count(None)
-        return out[n:], self.full.copy(), (pos, vel), self.G.copy()
+        """(q'' (n,), minimum-norm multipliers (m,), (max |Phi|, max |A v|), A (m, n)) at a state, or None: the
+        batch kernel on this one state (fast.spatial_record.record_batch runs spatial_step_kernels.record)."""
+        m = len(self.full)
+        bad, acc, mult, viol, C, _, _ = self.record_batch(np.concatenate([q, v])[None], np.zeros(m, np.int64), 1)
+        if bad >= 0:
+            return None
+        return acc[0], mult[0], (float(viol[0, 0]), float(viol[0, 1])), C[0]
 
     def record_batch(self, Y, group, pairs, active=None):
         """:meth:`record` of every state Y[s] = [q, v] in one compiled call (fast.spatial_record.record_batch), with
