@@ -29,7 +29,9 @@ squared norms, the pairs' sums of N's rows times C):
    in fast.spatial_flags; for p > 1 the largest entry of a row lies within 1/sqrt(p) of its 2-norm). The rank r is
    decided when every pivot of an exact pivoted QR, |R_kk| >= sigma_k / sqrt(n - k + 1) >= sigma / sqrt(n) for
    k <= r (the bound of analysis.solvability._unit_block), is above rank |C|_2, and sigma_(r+1) <= rho (step 2) is
-   below it: C's rank at paper 003's threshold is r.
+   below it by a factor n: C's rank at paper 003's threshold is r. (For a C of exact rank r the QR's last pivots
+   vanish; the factor n keeps a C whose sigma_(r+1) nears the threshold, where a pivoted QR's |R_(r+1, r+1)| may
+   exceed sigma_(r+1), for the reference.)
 
 Where all tests of a state are decided, its flags are those of the exact C's left singular space U_p at paper 003's
 thresholds; the reference's pivoted QR computes that space (exactly so where C has exact rank r, as the six-body
@@ -136,7 +138,7 @@ def certify(flags, Q, C, N, cert) -> list:
     lo, hi = bracket_of(info[:, 4], rowsq.max(axis=1, initial=0.0), info[:, 5], (m, n))
     delta, rho, sigma, fp = null_bounds(C, N, info)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rank_ok = (sigma / np.sqrt(n) > tol.rank * hi) & (rho <= tol.rank * lo)
+        rank_ok = (sigma / np.sqrt(n) > tol.rank * hi) & (n * rho <= tol.rank * lo)
     if p == 0:
         return [flags._all_unique() if ok else None for ok in rank_ok]
     member = flags.member                                              # (pairs, m) 0/1
