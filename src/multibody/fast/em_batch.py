@@ -76,11 +76,14 @@ class StepBatch:
 
     def _constrained(self, q, v, steps):
         from .em_batch_kernels import constrained_run
-        em = self.em
-        self.LAM = np.empty((steps, len(em.rows)))
-        constrained_run(q, v, em.M, em.dt_gradV, em.dt, np.asarray(em.rows, dtype=np.int64),
-                        np.array(em.lam, dtype=np.float64), em.fast.tab, em.fast.m, float(em.tol.residual),
-                        float(em.model.length_scale), int(em.tol.max_iterations), bool(em.want_cond), self.Y,
+        em, n = self.em, q.shape[0]
+        self.DQ, self.LAM = np.empty((steps, n)), np.empty((steps, len(em.rows)))
+        lam = np.array(em.lam, dtype=np.float64)
+        last, before = (np.zeros(n), lam) if em.previous is None else em.previous
+        constrained_run(q, v, em.M, em.dt_gradV, em.dt, np.asarray(em.rows, dtype=np.int64), lam,
+                        np.ascontiguousarray(last, dtype=np.float64), np.ascontiguousarray(before, dtype=np.float64),
+                        em.previous is not None, em.fast.tab, em.fast.m, float(em.tol.residual),
+                        float(em.model.length_scale), int(em.tol.max_iterations), bool(em.want_cond), self.Y, self.DQ,
                         self.LAM, self.IT, self.COND, self.done)
 
     def _reduced(self, q, v, steps):
@@ -97,7 +100,7 @@ class StepBatch:
 
     def _pop(self):
         """The next state; the stepper's attributes as its step leaves them (EnergyMomentumStepper
-        ._compiled_constrained, ReducedNewton._reduced_step)."""
+        ._constrained_step, ReducedNewton._reduced_step)."""
         em, k = self.em, self.k
         self.k += 1
         it, cond = int(self.IT[k]), float(self.COND[k])
@@ -105,7 +108,7 @@ class StepBatch:
         if em.scheme == "constrained":
             if em.want_cond and it != 0:
                 em.condition = cond
-            em.lam = self.LAM[k].copy()
+            em.previous, em.lam = (self.DQ[k].copy(), em.lam), self.LAM[k].copy()
         else:
             if em.want_cond and not np.isnan(cond):
                 em.condition = cond

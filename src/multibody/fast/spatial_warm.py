@@ -19,7 +19,7 @@ WARM_SCRIPT = ("from multibody.models.spatial_models import gyro_top, six_body_l
 #: (module, kernel) pairs a run calls from Python: the energy-momentum steps (one by one and in batches) and their
 #: channels, the lagrange rhs, its compiled step attempts and per-step work and the crossing certificate (issue 16)
 _RUN_KERNELS = (("spatial_kernels", "quad_eval"), ("spatial_kernels", "quad_gamma"),
-                ("spatial_kernels", "constrained_newton"), ("spatial_kernels", "lagrange_rhs"),
+                ("em_constrained_kernels", "constrained_newton"), ("spatial_kernels", "lagrange_rhs"),
                 ("em_reduced_kernels", "reduced_newton"), ("em_reduced_kernels", "null_space_at"),
                 ("spatial_sparse", "lagrange_rhs_at"), ("spatial_sparse", "sparse_project"),
                 ("spatial_sparse", "sparse_tangent_error"), ("spatial_rk_kernels", "spatial_attempts"),
@@ -36,9 +36,10 @@ def cache_is_cold() -> bool:
     if _state["warm"]:
         return False
     try:
-        from . import (em_batch_kernels, em_reduced_kernels, spatial_kernels, spatial_monitor, spatial_rk_kernels,
-                       spatial_sparse, spatial_step_kernels)
+        from . import (em_batch_kernels, em_constrained_kernels, em_reduced_kernels, spatial_kernels, spatial_monitor,
+                       spatial_rk_kernels, spatial_sparse, spatial_step_kernels)
         mods = {"spatial_kernels": spatial_kernels, "em_reduced_kernels": em_reduced_kernels,
+                "em_constrained_kernels": em_constrained_kernels,
                 "spatial_step_kernels": spatial_step_kernels, "spatial_monitor": spatial_monitor,
                 "em_batch_kernels": em_batch_kernels, "spatial_sparse": spatial_sparse,
                 "spatial_rk_kernels": spatial_rk_kernels}
