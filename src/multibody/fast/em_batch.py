@@ -7,9 +7,9 @@ row, no convergence from the extrapolated start, a large turn) that step is take
 ``EnergyMomentumStepper.step`` itself, and the next batch starts behind it.
 
 Applies (:func:`batch_applies`) to the compiled paths of both schemes with uniform gravity only (the compiled
-steps' own condition) and no per-step Python choice: the constrained scheme with every constraint row independent
-at the start (no redundant rows to choose), the reduced one without closure rows and without pair frames
-(model.director_tree.pair_frames, set per step in Python). Otherwise the stepper steps as before.
+steps' own condition) and no per-step Python choice: the constrained scheme (its choice of independent rows made in
+the loop by the same LAPACK call, n <= 200, or certified to keep every row), the reduced one without closure rows and
+without pair frames (model.director_tree.pair_frames, set per step in Python). Otherwise the stepper steps as before.
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def batch_applies(em) -> bool:
     """Whether the stepper ``em`` (EnergyMomentumStepper) can take its steps in batches."""
     if em.forces:
         return False
-    if em.scheme == "constrained":
-        return em.fast is not None and len(em.rows) == em.model.m and em.model.m > 0
+    if em.scheme == "constrained":     # every row kept, or rows chosen by row_pivots' LAPACK call (n <= 200)
+        return em.fast is not None and em.model.m > 0 and (len(em.rows) == em.model.m or em.model.n <= 200)
     return em.compiled is not None and len(em.all_closure_rows) == 0 and not em._framed
 
 
@@ -53,11 +53,14 @@ class StepBatch:
         if self.pause > 0:
             self.pause -= 1
             return None
-        self._fill(np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64),
-                   max(1, min(self.size, remaining)))
+        steps = max(1, min(self.size, remaining))
+        self._fill(np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64), steps)
         if self.count == 0:
             self.pause = PAUSE_STEPS
             return None
+        # a batch that stopped early leaves the step it stopped at to the stepper (rows chosen anew, another start),
+        # then tries again: a batch from that state would stop at once and pause PAUSE_STEPS steps
+        self.pause = 1 if self.count < steps else 0
         return self._pop()
 
     def _fill(self, q, v, steps: int) -> None:

@@ -6,7 +6,9 @@ update q_{n+1} = q_n + dq, v_{n+1} = 2/dt dq - v_n; a loop stops (and leaves the
 with all its fall-backs) at the first step where the Python stepper would have done anything else:
 
 - constrained: where the pivoted QR of A(q_n) (``_select``) might not keep every row (:func:`rows_all_independent`)
-  or Newton does not converge (the stepper then raises);
+  or, with redundant rows, chooses other rows than the last step's (:func:`same_rows`: the same LAPACK call; the
+  stepper then carries the multipliers over), or Newton does not converge (the stepper then retries from the plain
+  start, then raises);
 - reduced: where Newton from 2 mu_n - mu_{n-1} (the first step: from the predictor) does not converge or its root
   fails the mid-point frame test |det| >= 1/2 of ``ReducedNewton._consistent`` (the stepper then tries its other
   starts).
@@ -20,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .em_reduced_kernels import reduced_newton
-from .em_constrained_kernels import constrained_newton
+from .em_constrained_kernels import QR_WORK, constrained_newton, row_choice
 from .spatial_kernels import quad_eval
 from .spatial_step_kernels import gram_factor
 
@@ -54,19 +56,38 @@ def rows_all_independent(q, tab, phi, A, L, w):
 
 
 @njit(cache=True)
+def same_rows(q, tab, phi, A, F, jpvt, tau, work, chosen, rows):
+    """True if the rows EnergyMomentumStepper._select chooses at q (fast.spatial.independent_rows of A = Phi_q(q):
+    em_constrained_kernels.row_choice, the same LAPACK call) are ``rows``."""
+    hk, hi, hj, hv, gk, gi, gv, c = tab
+    quad_eval(q, hk, hi, hj, hv, gk, gi, gv, c, phi, A)
+    if row_choice(A, F, jpvt, tau, work, np.sqrt(np.finfo(np.float64).eps), chosen) != rows.shape[0]:
+        return False
+    for a in range(rows.shape[0]):
+        if chosen[a] != rows[a]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def constrained_run(q0, v0, M, force, dt, rows, lam0, dq_prev, lam_prev, extrapolate, tab, m, tol, length, max_it,
                     want_cond, Y, DQ, LAM, IT, COND, done):
-    """Up to Y.shape[0] constrained steps from (q0, v0) with the multipliers lam0 of the last step (every row
-    independent: ``rows`` = 0..m-1) and, where ``extrapolate``, the last step's increment dq_prev and the multipliers
-    lam_prev before it (em_constrained_kernels.constrained_newton's start): Y (k, 2n), DQ (k, n), LAM (k, m), IT,
-    COND (k,) <- each step's state [q, v], increment, multipliers, Newton iterations and condition number."""
-    n = q0.shape[0]
+    """Up to Y.shape[0] constrained steps from (q0, v0) with the multipliers lam0 (of ``rows``) of the last step and,
+    where ``extrapolate``, the last step's increment dq_prev and the multipliers lam_prev before it
+    (em_constrained_kernels.constrained_newton's start): Y (k, 2n), DQ (k, n), LAM (k, r), IT, COND (k,) <- each
+    step's state [q, v], increment, multipliers, Newton iterations and condition number. Each step first checks the
+    stepper's choice of rows at q_n: every row kept (rows = 0..m-1: :func:`rows_all_independent`), else the same
+    ``rows`` as the pivoted QR finds (:func:`same_rows`)."""
+    n, r = q0.shape[0], rows.shape[0]
     q, v, lam, last, before = q0.copy(), v0.copy(), lam0.copy(), dq_prev.copy(), lam_prev.copy()
     phi, A, L, w = np.empty(m), np.empty((m, n)), np.empty((m, m)), np.empty(m)
+    F, jpvt, tau, work, chosen = np.empty((m, n)), np.empty(m, np.int32), np.empty(min(m, n)), np.empty(QR_WORK), \
+        np.empty(m, np.int64)
     dq, out = np.empty(n), np.empty(3)
     done[0] = 0
     for k in range(Y.shape[0]):
-        if not rows_all_independent(q, tab, phi, A, L, w):
+        if not (rows_all_independent(q, tab, phi, A, L, w) if r == m
+                else same_rows(q, tab, phi, A, F, jpvt, tau, work, chosen, rows)):
             return
         trial = lam.copy()
         constrained_newton(q, v, M, force, dt, rows, trial, last, before, extrapolate, tab, m, tol, length, max_it,

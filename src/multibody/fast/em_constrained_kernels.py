@@ -19,14 +19,25 @@ tests/test_fast_spatial.py checks the agreement.
 """
 from __future__ import annotations
 
+import llvmlite.binding as ll
 import numpy as np
 from numba import njit, types
+from numba.extending import get_cython_function_address
 from numba.np.linalg import _LAPACK
 
+from .lapack import WORK
 from .spatial_kernels import quad_eval, quad_hessian
 
 #: LAPACK dgetrf as numba's own np.linalg calls it (its helper library's entry to scipy's LAPACK)
 _getrf = _LAPACK().numba_xxgetrf(types.float64)
+# LAPACK dgeqp3 of scipy.linalg.cython_lapack (the routine fast.spatial.row_pivots calls through
+# scipy.linalg.lapack), bound by name so that cached kernels find it in every process
+ll.add_symbol("multibody_dgeqp3", get_cython_function_address("scipy.linalg.cython_lapack", "dgeqp3"))
+_INT, _DBL = types.CPointer(types.int32), types.CPointer(types.float64)
+_geqp3 = types.ExternalFunction("multibody_dgeqp3", types.void(_INT, _INT, _DBL, _INT, _INT, _DBL, _DBL, _INT, _INT))
+#: workspace of :func:`row_choice` (doubles): fast.lapack.WORK, the lwork row_pivots passes, so the same blocking
+#: and the same numbers
+QR_WORK = WORK
 
 
 @njit(cache=True)
@@ -62,6 +73,31 @@ def lu_solve(F, ipiv, b, x):
         if xj != 0.0:
             for i in range(j):
                 x[i] -= F[j, i] * xj
+
+
+@njit(cache=True)
+def row_choice(A, F, jpvt, tau, work, rtol, chosen):
+    """chosen[:rank] <- the rows fast.spatial.independent_rows(A) finds (sorted), and rank: LAPACK dgeqp3 on A^T
+    (A (m, n) C-ordered is A^T in Fortran order; copied to F) with the workspace of row_pivots, so the same pivots,
+    then the rank decision of linalg.rank._rank_from_diag (|R_ii| > rtol |R_11|, |R_11| > 1e-300); -1 if LAPACK
+    reports an error (row_pivots then takes scipy.linalg.qr)."""
+    m, n = A.shape
+    F[:, :] = A
+    dims = np.empty(5, dtype=np.int32)      # M, N, LDA, LWORK, INFO of the Fortran call
+    dims[0], dims[1], dims[2], dims[3] = n, m, n, work.shape[0]
+    jpvt[:] = 0
+    _geqp3(dims[0:].ctypes, dims[1:].ctypes, F.ctypes, dims[2:].ctypes, jpvt.ctypes, tau.ctypes, work.ctypes,
+           dims[3:].ctypes, dims[4:].ctypes)
+    if dims[4] != 0:
+        return -1
+    top = abs(F[0, 0]) if min(m, n) > 0 else 0.0
+    rank = 0
+    if top > 1e-300:
+        for i in range(min(m, n)):
+            if abs(F[i, i]) > rtol * top:
+                rank += 1
+    chosen[:rank] = np.sort(jpvt[:rank] - 1)
+    return rank
 
 
 @njit(cache=True)
