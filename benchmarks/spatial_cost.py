@@ -11,7 +11,8 @@ For energy-momentum two figures: ``cpu_per_step_ms`` the whole ``simulate`` run 
 10 steps, the singular-crossing monitor) divided by the steps, and ``step_only_ms`` the scheme's step alone
 (``EnergyMomentumStepper.step``, the same steps from the same state, without the driver), so that the driver's
 share (mostly the crossing monitor, simulation.crossings) shows. Where a run takes its steps in batches
-(multibody.fast.em_batch: the gyro top, both schemes) the whole run can cost less than the step-by-step step. ``--cases em`` or ``lagrange`` measures those
+(multibody.fast.em_batch: the gyro top, both schemes; the linkage, constrained) the whole run can cost less than the
+step-by-step step. ``--cases em`` or ``lagrange`` measures those
 rows only and keeps the other rows of the CSV.
 
     python benchmarks/spatial_cost.py [--steps 200] [--repeat 3] [--cases all|em|lagrange] [--csv ...]

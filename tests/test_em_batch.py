@@ -1,7 +1,7 @@
 """Energy-momentum steps in batches (multibody.fast.em_batch, issue 16) and the full-row-rank certificate of director
 trees (analysis.structural_rank.director_tree_full_rank).
 
-A batch calls the same compiled Newton (fast.spatial_kernels / fast.em_reduced_kernels) with the same arrays, the
+A batch calls the same compiled Newton (fast.em_constrained_kernels / fast.em_reduced_kernels) with the same arrays, the
 same starting guesses and the same update q + dq, 2/dt dq - v as the step-by-step stepper, so the states, Newton
 counts, condition numbers and multipliers are the same numbers, not merely close: the tests compare them exactly.
 The batch's rank test must never claim full rank where linalg.rank's pivoted QR (the step-by-step path's choice of
@@ -71,14 +71,58 @@ def test_batched_steps_are_the_step_by_step_states(scheme, diagnostics):
 
 def test_batches_apply_where_no_step_needs_a_python_choice():
     """The gyro top (no redundant rows, no closure): batched; the six-body linkage (a redundant row, a closed loop):
-    step by step, as before."""
+    the constrained scheme batched (its rows chosen in the loop by the same LAPACK call), the reduced one step by
+    step (closure rows)."""
     from multibody.formulations.registry import make_formulation
-    for model, expected in ((gyro_top(), True), (six_body_linkage(), False)):
-        for scheme in ("constrained", "reduced"):
+    for model, expected in ((gyro_top(), (True, True)), (six_body_linkage(), (True, False))):
+        for scheme, want in zip(("constrained", "reduced"), expected):
             form = make_formulation(scheme, model)
             stepper = em_stepper.EnergyMomentum(form, 0.0, np.concatenate([model.q0, model.v0]), 0.01, step=H,
                                                 rtol=1e-6)
-            assert (stepper.batch is not None) == expected, (model.name, scheme)
+            assert (stepper.batch is not None) == want, (model.name, scheme)
+
+
+@pytest.mark.parametrize("diagnostics", [False, True])
+def test_batched_linkage_steps_are_the_step_by_step_states(diagnostics):
+    """The six-body linkage (paper 004 Sect. 5.4: 59 of its 60 rows independent), 200 constrained steps: the pivoted
+    QR leaves out row 57, then 30 (steps 1 and 75); batches stop where the choice changes and the stepper carries
+    the multipliers over. Every series and the summary are the same numbers with and without batches."""
+    from multibody.fast.em_batch import StepBatch
+    model = six_body_linkage()
+    ref = _run(model, "constrained", 200, diagnostics, batch=False)
+    calls = []
+    original = StepBatch._fill
+    with mock.patch.object(StepBatch, "_fill", lambda self, *a: calls.append(a[-1]) or original(self, *a)):
+        res = _run(model, "constrained", 200, diagnostics)
+    assert 1 < len(calls) < 10
+    for key in ref.series:
+        np.testing.assert_array_equal(res.series[key].data, ref.series[key].data, err_msg=key)
+    same = {k: v for k, v in res.summary.items() if "wall" not in k}
+    assert same == {k: v for k, v in ref.summary.items() if "wall" not in k}
+
+
+def test_the_batch_chooses_the_rows_of_the_stepper():
+    """em_constrained_kernels.row_choice (LAPACK dgeqp3 called from the loop) gives exactly fast.spatial.
+    independent_rows (the stepper's _select): random matrices with a row that is the sum of two others (rank m - 1)
+    or a scaled copy, and A of the six-body linkage along its motion."""
+    from multibody.fast.em_constrained_kernels import QR_WORK, row_choice
+    from multibody.fast.spatial import independent_rows
+    rng = np.random.default_rng(11)
+    mats = []
+    for k in range(30):
+        m, n = rng.integers(3, 40, 2)
+        A = rng.standard_normal((m, n))
+        A[-1] = A[0] + A[1] if k % 2 else 1e-3 * A[1]
+        mats.append(A)
+    model = six_body_linkage()
+    table = QuadraticTable(model)
+    mats += [table.evaluate(model.q0 + 0.01 * k * rng.standard_normal(model.n))[1] for k in range(5)]
+    for A in mats:
+        m, n = A.shape
+        chosen = np.empty(m, np.int64)
+        rank = row_choice(np.ascontiguousarray(A), np.empty((m, n)), np.empty(m, np.int32), np.empty(min(m, n)),
+                          np.empty(QR_WORK), float(np.sqrt(np.finfo(float).eps)), chosen)
+        np.testing.assert_array_equal(chosen[:rank], independent_rows(A))
 
 
 def test_the_rank_test_never_claims_more_than_the_pivoted_qr():

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from ..linalg.sparse import SPARSE_PIVOT_RATIO
 from .packed import PackedModel
 
 
@@ -131,6 +132,13 @@ class BandStep:
     #: what :meth:`record`'s multipliers are (the band Cholesky succeeded: S = A M^-1 A^T is nonsingular, A has
     #: full row rank, the multipliers are unique; as the sparse reference, formulations.lagrange_sparse)
     record_info = {"multipliers": "unique (sparse, full row rank)"}
+    #: the pivot ratio below which :meth:`record` (and simulation.record_batch) declines a stored state: that of the
+    #: sparse reference it stands in for there (linalg.sparse.SPARSE_PIVOT_RATIO on SuperLU's min |U_ii| / max |U_ii|,
+    #: the pivots of a symmetric factorisation without pivoting in another order; the band's min L_jj^2 / max S_jj
+    #: is never larger, max S_jj >= max L_jj^2), not the rhs's SCHUR_PIVOT_RATIO: a chain's ratio falls like 0.2 / N
+    #: (2e-4 at N = 1000, far from any singular configuration), and the reference then solved the same Schur system
+    #: at every stored state (issue 16)
+    record_tau = SPARSE_PIVOT_RATIO
 
     def __init__(self, formulation, rhs: SparseBandRhs):
         from . import band_kernels
@@ -155,8 +163,8 @@ class BandStep:
             return None
         p, band = self.pattern, self.band
         acc, lam, viol, vals = (np.empty((1, k)) for k in (self.n, len(self.ddf), 2, p.count))
-        if self.kernels.band_record_batch(np.concatenate([q, v])[None], band.pk, band.minv, band.f, band.tau, p.iperm,
-                                          p.pairs, band.work, self.pack.poff, acc, lam, viol, vals) >= 0:
+        if self.kernels.band_record_batch(np.concatenate([q, v])[None], band.pk, band.minv, band.f, self.record_tau,
+                                          p.iperm, p.pairs, band.work, self.pack.poff, acc, lam, viol, vals) >= 0:
             return None
         return acc[0], lam[0][p.iperm], (viol[0, 0], viol[0, 1]), (vals[0], p.rows, p.cols)
 

@@ -7,9 +7,9 @@ row, no convergence from the extrapolated start, a large turn) that step is take
 ``EnergyMomentumStepper.step`` itself, and the next batch starts behind it.
 
 Applies (:func:`batch_applies`) to the compiled paths of both schemes with uniform gravity only (the compiled
-steps' own condition) and no per-step Python choice: the constrained scheme with every constraint row independent
-at the start (no redundant rows to choose), the reduced one without closure rows and without pair frames
-(model.director_tree.pair_frames, set per step in Python). Otherwise the stepper steps as before.
+steps' own condition) and no per-step Python choice: the constrained scheme (its choice of independent rows made in
+the loop by the same LAPACK call, n <= 200, or certified to keep every row), the reduced one without closure rows and
+without pair frames (model.director_tree.pair_frames, set per step in Python). Otherwise the stepper steps as before.
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def batch_applies(em) -> bool:
     """Whether the stepper ``em`` (EnergyMomentumStepper) can take its steps in batches."""
     if em.forces:
         return False
-    if em.scheme == "constrained":
-        return em.fast is not None and len(em.rows) == em.model.m and em.model.m > 0
+    if em.scheme == "constrained":     # every row kept, or rows chosen by row_pivots' LAPACK call (n <= 200)
+        return em.fast is not None and em.model.m > 0 and (len(em.rows) == em.model.m or em.model.n <= 200)
     return em.compiled is not None and len(em.all_closure_rows) == 0 and not em._framed
 
 
@@ -53,11 +53,14 @@ class StepBatch:
         if self.pause > 0:
             self.pause -= 1
             return None
-        self._fill(np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64),
-                   max(1, min(self.size, remaining)))
+        steps = max(1, min(self.size, remaining))
+        self._fill(np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(v, dtype=np.float64), steps)
         if self.count == 0:
             self.pause = PAUSE_STEPS
             return None
+        # a batch that stopped early leaves the step it stopped at to the stepper (rows chosen anew, another start),
+        # then tries again: a batch from that state would stop at once and pause PAUSE_STEPS steps
+        self.pause = 1 if self.count < steps else 0
         return self._pop()
 
     def _fill(self, q, v, steps: int) -> None:
@@ -76,11 +79,14 @@ class StepBatch:
 
     def _constrained(self, q, v, steps):
         from .em_batch_kernels import constrained_run
-        em = self.em
-        self.LAM = np.empty((steps, len(em.rows)))
-        constrained_run(q, v, em.M, em.dt_gradV, em.dt, np.asarray(em.rows, dtype=np.int64),
-                        np.array(em.lam, dtype=np.float64), em.fast.tab, em.fast.m, float(em.tol.residual),
-                        float(em.model.length_scale), int(em.tol.max_iterations), bool(em.want_cond), self.Y,
+        em, n = self.em, q.shape[0]
+        self.DQ, self.LAM = np.empty((steps, n)), np.empty((steps, len(em.rows)))
+        lam = np.array(em.lam, dtype=np.float64)
+        last, before = (np.zeros(n), lam) if em.previous is None else em.previous
+        constrained_run(q, v, em.M, em.dt_gradV, em.dt, np.asarray(em.rows, dtype=np.int64), lam,
+                        np.ascontiguousarray(last, dtype=np.float64), np.ascontiguousarray(before, dtype=np.float64),
+                        em.previous is not None, em.fast.tab, em.fast.m, float(em.tol.residual),
+                        float(em.model.length_scale), int(em.tol.max_iterations), bool(em.want_cond), self.Y, self.DQ,
                         self.LAM, self.IT, self.COND, self.done)
 
     def _reduced(self, q, v, steps):
@@ -97,7 +103,7 @@ class StepBatch:
 
     def _pop(self):
         """The next state; the stepper's attributes as its step leaves them (EnergyMomentumStepper
-        ._compiled_constrained, ReducedNewton._reduced_step)."""
+        ._constrained_step, ReducedNewton._reduced_step)."""
         em, k = self.em, self.k
         self.k += 1
         it, cond = int(self.IT[k]), float(self.COND[k])
@@ -105,7 +111,7 @@ class StepBatch:
         if em.scheme == "constrained":
             if em.want_cond and it != 0:
                 em.condition = cond
-            em.lam = self.LAM[k].copy()
+            em.previous, em.lam = (self.DQ[k].copy(), em.lam), self.LAM[k].copy()
         else:
             if em.want_cond and not np.isnan(cond):
                 em.condition = cond

@@ -1,12 +1,14 @@
 """Consecutive energy-momentum steps in one compiled call (issue 16: the whole gyro-top run, not only its step,
 within 0.1 ms per step): the loops of :class:`multibody.fast.em_batch.StepBatch`. Each step is the compiled
-Newton of :mod:`.spatial_kernels` (constrained, paper 004 eq. 10) or :mod:`.em_reduced_kernels` (reduced,
+Newton of :mod:`.em_constrained_kernels` (constrained, paper 004 eq. 10) or :mod:`.em_reduced_kernels` (reduced,
 Sects 4.3-4.5) called exactly as ``EnergyMomentumStepper.step`` calls it, with the same arrays and the same
 update q_{n+1} = q_n + dq, v_{n+1} = 2/dt dq - v_n; a loop stops (and leaves the step to the Python stepper,
 with all its fall-backs) at the first step where the Python stepper would have done anything else:
 
 - constrained: where the pivoted QR of A(q_n) (``_select``) might not keep every row (:func:`rows_all_independent`)
-  or Newton does not converge (the stepper then raises);
+  or, with redundant rows, chooses other rows than the last step's (:func:`same_rows`: the same LAPACK call; the
+  stepper then carries the multipliers over), or Newton does not converge (the stepper then retries from the plain
+  start, then raises);
 - reduced: where Newton from 2 mu_n - mu_{n-1} (the first step: from the predictor) does not converge or its root
   fails the mid-point frame test |det| >= 1/2 of ``ReducedNewton._consistent`` (the stepper then tries its other
   starts).
@@ -20,7 +22,8 @@ import numpy as np
 from numba import njit
 
 from .em_reduced_kernels import reduced_newton
-from .spatial_kernels import constrained_newton, quad_eval
+from .em_constrained_kernels import QR_WORK, constrained_newton, row_choice
+from .spatial_kernels import quad_eval
 from .spatial_step_kernels import gram_factor
 
 #: rows_all_independent certifies sigma_min(A) / sigma_max(A) above this many times the rank tolerance sqrt(eps)
@@ -53,28 +56,50 @@ def rows_all_independent(q, tab, phi, A, L, w):
 
 
 @njit(cache=True)
-def constrained_run(q0, v0, M, force, dt, rows, lam0, tab, m, tol, length, max_it, want_cond, Y, LAM, IT, COND,
-                    done):
-    """Up to Y.shape[0] constrained steps from (q0, v0) with the multipliers lam0 of the last step (every row
-    independent: ``rows`` = 0..m-1): Y (k, 2n), LAM (k, m), IT, COND (k,) <- each step's state [q, v], multipliers,
-    Newton iterations and condition number (spatial_kernels.constrained_newton's out)."""
-    n = q0.shape[0]
-    q, v, lam = q0.copy(), v0.copy(), lam0.copy()
+def same_rows(q, tab, phi, A, F, jpvt, tau, work, chosen, rows):
+    """True if the rows EnergyMomentumStepper._select chooses at q (fast.spatial.independent_rows of A = Phi_q(q):
+    em_constrained_kernels.row_choice, the same LAPACK call) are ``rows``."""
+    hk, hi, hj, hv, gk, gi, gv, c = tab
+    quad_eval(q, hk, hi, hj, hv, gk, gi, gv, c, phi, A)
+    if row_choice(A, F, jpvt, tau, work, np.sqrt(np.finfo(np.float64).eps), chosen) != rows.shape[0]:
+        return False
+    for a in range(rows.shape[0]):
+        if chosen[a] != rows[a]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def constrained_run(q0, v0, M, force, dt, rows, lam0, dq_prev, lam_prev, extrapolate, tab, m, tol, length, max_it,
+                    want_cond, Y, DQ, LAM, IT, COND, done):
+    """Up to Y.shape[0] constrained steps from (q0, v0) with the multipliers lam0 (of ``rows``) of the last step and,
+    where ``extrapolate``, the last step's increment dq_prev and the multipliers lam_prev before it
+    (em_constrained_kernels.constrained_newton's start): Y (k, 2n), DQ (k, n), LAM (k, r), IT, COND (k,) <- each
+    step's state [q, v], increment, multipliers, Newton iterations and condition number. Each step first checks the
+    stepper's choice of rows at q_n: every row kept (rows = 0..m-1: :func:`rows_all_independent`), else the same
+    ``rows`` as the pivoted QR finds (:func:`same_rows`)."""
+    n, r = q0.shape[0], rows.shape[0]
+    q, v, lam, last, before = q0.copy(), v0.copy(), lam0.copy(), dq_prev.copy(), lam_prev.copy()
     phi, A, L, w = np.empty(m), np.empty((m, n)), np.empty((m, m)), np.empty(m)
-    dq, out = np.empty(n), np.empty(2)
+    F, jpvt, tau, work, chosen = np.empty((m, n)), np.empty(m, np.int32), np.empty(min(m, n)), np.empty(QR_WORK), \
+        np.empty(m, np.int64)
+    dq, out = np.empty(n), np.empty(3)
     done[0] = 0
     for k in range(Y.shape[0]):
-        if not rows_all_independent(q, tab, phi, A, L, w):
+        if not (rows_all_independent(q, tab, phi, A, L, w) if r == m
+                else same_rows(q, tab, phi, A, F, jpvt, tau, work, chosen, rows)):
             return
         trial = lam.copy()
-        constrained_newton(q, v, M, force, dt, rows, trial, tab, m, tol, length, max_it, want_cond, dq, out)
+        constrained_newton(q, v, M, force, dt, rows, trial, last, before, extrapolate, tab, m, tol, length, max_it,
+                           want_cond, dq, out)
         if out[0] < 0:
             return
         for i in range(n):
             q[i] = q[i] + dq[i]
             v[i] = 2.0 / dt * dq[i] - v[i]
-        lam = trial
-        Y[k, :n], Y[k, n:], LAM[k], IT[k], COND[k] = q, v, lam, out[0], out[1]
+        before, lam, extrapolate = lam, trial, True
+        last[:] = dq
+        Y[k, :n], Y[k, n:], DQ[k], LAM[k], IT[k], COND[k] = q, v, dq, lam, out[0], out[1]
         done[0] = k + 1
 
 

@@ -113,15 +113,22 @@ def quadratic_table(model) -> QuadraticTable | None:
     return QuadraticTable(model) if use_spatial_compiled() else None
 
 
-def constrained_step(table: QuadraticTable, qn, vn, M, force, dt, rows, lam, *, tol, length, max_it, want_cond):
-    """Newton on paper 004 eq. (10) in one compiled call (spatial_kernels.constrained_newton; force = dt grad V,
-    length the model's length scale): returns (dq, lam, iterations or -1 when not converged, condition number of
-    the last iteration matrix or NaN). qn, vn, M, force: float64, contiguous."""
-    from .spatial_kernels import constrained_newton
-    dq, out, lam = np.empty(table.n), np.empty(2), np.array(lam, dtype=np.float64)
-    constrained_newton(qn, vn, M, force, float(dt), np.asarray(rows, dtype=np.int64), lam, table.tab, table.m, float(tol), float(length),
-                       int(max_it), bool(want_cond), dq, out)
-    return dq, lam, int(out[0]), float(out[1])
+def constrained_step(table: QuadraticTable, qn, vn, M, force, dt, rows, lam, *, tol, length, max_it, want_cond,
+                     previous=None):
+    """Newton on paper 004 eq. (10) in one compiled call (em_constrained_kernels.constrained_newton; force = dt grad
+    V, length the model's length scale; ``previous`` = (dq_{n-1}, lam_{n-1}) of the last step: its extrapolation is
+    the start where its residual is smaller): returns (dq, lam, iterations or -1 when not converged, condition
+    number of the last iteration matrix or NaN, whether the extrapolated start was taken). qn, vn, M, force:
+    float64, contiguous."""
+    from .em_constrained_kernels import constrained_newton
+    dq, out, lam = np.empty(table.n), np.empty(3), np.array(lam, dtype=np.float64)
+    dq_prev, lam_prev = ((np.zeros(table.n), lam) if previous is None else
+                         (np.ascontiguousarray(previous[0], dtype=np.float64),
+                          np.ascontiguousarray(previous[1], dtype=np.float64)))
+    constrained_newton(qn, vn, M, force, float(dt), np.asarray(rows, dtype=np.int64), lam, dq_prev, lam_prev,
+                       previous is not None, table.tab, table.m, float(tol), float(length), int(max_it),
+                       bool(want_cond), dq, out)
+    return dq, lam, int(out[0]), float(out[1]), bool(out[2])
 
 
 def independent_rows(A: np.ndarray) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Compiled kernels of the spatial director models (issue 16: the cost of spatial models): the quadratic
 constraints of paper 004 (eqs 24, 80, 100, 119, 129, 139; model.director.QuadraticConstraints) as one
-table of non-zero entries over all rows, and the Newton iteration of the constrained energy-momentum step
-(paper 004 eq. 10) on it.
+table of non-zero entries over all rows (the constrained energy-momentum step's Newton on it:
+:mod:`.em_constrained_kernels`).
 
 Every constraint row is Phi_k = 1/2 q^T H_k q + g_k^T q + c_k, so (paper 004 Sect. 1)
 
@@ -44,79 +44,6 @@ def quad_hessian(lam, hk, hi, hj, hv, out):
     out[:, :] = 0.0
     for e in range(hk.shape[0]):
         out[hi[e], hj[e]] += lam[hk[e]] * hv[e]
-
-
-@njit(cache=True)
-def _residual(qn, vn, dq, lam, rows, M, Mv2, force, dt, tab, phi, G, Gm, res):
-    """R = [2/dt M dq - 2 M v_n + dt grad V + dt G(q_mid)^T lam ; Phi(q_n + dq)] (paper 004 eq. 10 with
-    v_{n+1/2} eliminated); leaves Gm = G(q_mid)[rows] and G = G(q_{n+1}) (all rows)."""
-    n, r = qn.shape[0], rows.shape[0]
-    hk, hi, hj, hv, gk, gi, gv, c = tab
-    quad_eval(qn + 0.5 * dq, hk, hi, hj, hv, gk, gi, gv, c, phi, G)
-    for a in range(r):
-        Gm[a, :] = G[rows[a], :]
-    quad_eval(qn + dq, hk, hi, hj, hv, gk, gi, gv, c, phi, G)
-    Mdq = M @ dq
-    for i in range(n):
-        s = 2.0 / dt * Mdq[i] - Mv2[i] + force[i]
-        for a in range(r):
-            s += dt * Gm[a, i] * lam[a]
-        res[i] = s
-    for a in range(r):
-        res[n + a] = phi[rows[a]]
-
-
-@njit(cache=True)
-def _max_abs(x, start, stop):
-    out = 0.0
-    for i in range(start, stop):
-        out = max(out, abs(x[i]))
-    return out
-
-
-@njit(cache=True)
-def constrained_newton(qn, vn, M, force, dt, rows, lam, tab, m, tol, length, max_it, want_cond, dq, out):
-    """Newton on paper 004 eq. (10) for (dq = q_{n+1} - q_n, lam) from dq = dt v_n and lam (updated in place),
-    as ``EnergyMomentumStepper._constrained_step``: converged when max |dynamic rows| <= tol scale (scale =
-    max(|2 M v_n|, |force|), force = dt grad V) and max |Phi| <= tol size (size = max(1, length, |q_n|)), then one
-    more correction with the last Jacobian. out <- (iterations or -1, condition number of the last iteration
-    matrix or NaN)."""
-    n, r = qn.shape[0], rows.shape[0]
-    hk, hi, hj, hv = tab[0], tab[1], tab[2], tab[3]
-    phi, G, Gm = np.empty(m), np.empty((m, n)), np.empty((r, n))
-    res, full, Hs = np.empty(n + r), np.zeros(m), np.empty((n, n))
-    J = np.zeros((n + r, n + r))
-    Mv2 = 2.0 * (M @ vn)
-    scale = max(max(np.max(np.abs(Mv2)), np.max(np.abs(force))), np.finfo(np.float64).tiny)
-    size = max(max(1.0, length), np.max(np.abs(qn)))
-    for i in range(n):
-        dq[i] = dt * vn[i]
-    out[0], out[1] = -1.0, np.nan
-    for it in range(max_it + 1):
-        _residual(qn, vn, dq, lam, rows, M, Mv2, force, dt, tab, phi, G, Gm, res)
-        if _max_abs(res, 0, n) <= tol * scale and _max_abs(res, n, n + r) <= tol * size:
-            if it > 0:
-                dx = np.linalg.solve(J, res)
-                dq -= dx[:n]
-                lam -= dx[n:]
-            out[0] = it
-            return
-        if it == max_it:
-            return
-        for a in range(r):
-            full[rows[a]] = lam[a]
-        quad_hessian(full, hk, hi, hj, hv, Hs)
-        for i in range(n):
-            for j in range(n):
-                J[i, j] = 2.0 / dt * M[i, j] + 0.5 * dt * Hs[i, j]
-            for a in range(r):
-                J[i, n + a] = dt * Gm[a, i]
-                J[n + a, i] = G[rows[a], i]
-        if want_cond:
-            out[1] = np.linalg.cond(J)
-        dx = np.linalg.solve(J, res)
-        dq -= dx[:n]
-        lam -= dx[n:]
 
 
 @njit(cache=True)

@@ -66,6 +66,9 @@ MAX_SUBPIECES = 32
 #: X X^T is trusted below this smallest Cholesky pivot ratio no more (its round-off, ~eps / ratio relative on
 #: |L^-1 E|_F, would then approach the certificate's margin): the piece gets the SVD monitor instead
 MIN_PIVOT_RATIO = 1e-10
+#: the rows are chosen anew (:meth:`DirectorCertificate.worn`) when the measure per unit time has grown by this factor
+#: since the first piece after their choice
+RENEW_FACTOR = 2.0
 
 
 class DirectorCertificate:
@@ -84,6 +87,7 @@ class DirectorCertificate:
         self.before = (np.empty(nnz), np.zeros((r, r)))
         self.ok = self.ok_before = False
         self.measure = np.inf       # the last piece's safety |L^-1 dX|_F (advance)
+        self.fresh = None           # the first piece's measure per unit time (worn)
         self.counts = [0, 0]        # pieces certified, pieces left to the SVD monitor
 
     def start(self, q) -> bool:
@@ -103,6 +107,19 @@ class DirectorCertificate:
         cert = self.measure < 1.0
         self.counts[0 if cert else 1] += 1
         return bool(cert)
+
+    def worn(self, length: float) -> bool:
+        """Whether these rows have lost conditioning since they were chosen: the last piece's measure per unit time
+        (``length`` its duration; |L^-1 dX|_F / dt ~ |dX/dt| / sigma_min(X)) above RENEW_FACTOR times the first
+        piece's. Rows kept until a piece could not be certified even cut (the six-body linkage at h = 1 ms: the
+        measure grew from 0.57 to 10-20 per step, ~30 % of the pieces cut into up to 31 sub-pieces) cost more factors
+        than rows chosen anew (crossings.CrossingMonitor._certified: one pivoted QR)."""
+        rate = self.measure / length if length > 0 else np.inf
+        if not np.isfinite(rate):
+            return False
+        if self.fresh is None:
+            self.fresh = rate
+        return rate > RENEW_FACTOR * self.fresh
 
     def _pair(self, a, b) -> float:
         """safety |L^-1 (X_b - X_a)|_F from the end a, or from b where that one is not below 1 (the smaller)."""

@@ -20,7 +20,7 @@ WARM_SCRIPT = ("from multibody.models.spatial_models import gyro_top, six_body_l
 #: channels, the lagrange rhs, its compiled step attempts and per-step work (the stored states' output in batches,
 #: also for one state: fast.spatial_record) and the crossing certificate (issue 16)
 _RUN_KERNELS = (("spatial_kernels", "quad_eval"), ("spatial_kernels", "quad_gamma"),
-                ("spatial_kernels", "constrained_newton"), ("spatial_kernels", "lagrange_rhs"),
+                ("em_constrained_kernels", "constrained_newton"), ("spatial_kernels", "lagrange_rhs"),
                 ("em_reduced_kernels", "reduced_newton"), ("em_reduced_kernels", "null_space_at"),
                 ("spatial_sparse", "lagrange_rhs_at"), ("spatial_sparse", "sparse_project"),
                 ("spatial_sparse", "sparse_tangent_error"), ("spatial_rk_kernels", "spatial_attempts"),
@@ -37,10 +37,11 @@ def cache_is_cold() -> bool:
     if _state["warm"]:
         return False
     try:
-        from . import (em_batch_kernels, em_reduced_kernels, spatial_kernels, spatial_monitor, spatial_record,
-                       spatial_rk_kernels, spatial_sparse)
+        from . import (em_batch_kernels, em_constrained_kernels, em_reduced_kernels, spatial_kernels, spatial_monitor,
+                       spatial_record, spatial_rk_kernels, spatial_sparse)
         mods = {"spatial_kernels": spatial_kernels, "em_reduced_kernels": em_reduced_kernels,
-                "spatial_record": spatial_record, "spatial_monitor": spatial_monitor,
+                "em_constrained_kernels": em_constrained_kernels, "spatial_record": spatial_record,
+                "spatial_monitor": spatial_monitor,
                 "em_batch_kernels": em_batch_kernels, "spatial_sparse": spatial_sparse,
                 "spatial_rk_kernels": spatial_rk_kernels}
         cold = any(not getattr(mods[m], name)._cache._cache_file._load_index() for m, name in _RUN_KERNELS)

@@ -49,9 +49,9 @@ def _dispatchers(extra=()):
     from numba.core.registry import CPUDispatcher
 
     from . import (band_kernels, entries, kernels, nullspace_kernels, nullspace_rhs_kernels, project_kernels,
-                   rk_kernels, step_kernels)
+                   reaction_kernels, rk_kernels, step_kernels)
     return [f for mod in (kernels, step_kernels, nullspace_kernels, nullspace_rhs_kernels, project_kernels, entries,
-                          band_kernels, rk_kernels, *extra)
+                          band_kernels, rk_kernels, reaction_kernels, *extra)
             for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
 
 

@@ -46,7 +46,9 @@ by ~1e-13 relative per step on the top). The reduced scheme starts Newton from t
 accepts a root only if it solves eq. (10) itself (R_q in range G(q_mid)^T): P^T R_q = 0 has spurious roots
 where a body turns by pi in one step.
 Unknowns are increments (dq, mu), so the residual 2/dt M dq - 2 M v_n + dt grad V has no
-cancellation against large coordinates.
+cancellation against large coordinates. The constrained scheme starts from dq = dt v_n, lam_n or, where its scaled
+residual is smaller, the extrapolation 2 dt v_n - dq_{n-1}, 2 lam_n - lam_{n-1} (second order in dt; the same root,
+one iteration fewer on the six-body linkage at dt = 1e-3; fast.em_constrained_kernels).
 """
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..assembly import Workspace
-from ..errors import MultibodyError
+from ..errors import MultibodyError, SimulationError
 from ..fast.spatial import constrained_step, independent_rows, quadratic_table, row_pivots
 from ..fast.em_tree import TreeTable
 from ..linalg.rank import pivoted_qr
@@ -140,6 +142,7 @@ class EnergyMomentumStepper(ReducedNewton):
         self.iterations, self.condition, self.lam = 0, np.nan, np.zeros(len(self.rows))
         # the last two steps' mu and q_n - q_{n-1}: the next Newton guesses (_reduced_step, _guess)
         self.mu = self.mu_prev = self.dq = self._mu = None
+        self.previous = None      # the constrained scheme's last (dq, lam before it): its Newton's extrapolated start
         self._setup_closure(A0)
 
     # ------------------------------------------------------------------ closed loops
@@ -165,6 +168,8 @@ class EnergyMomentumStepper(ReducedNewton):
                 raise SimulationError(f"model '{self.model.name}': the rank of the constraint Jacobian changed "
                                       f"({len(self.rows)} -> {len(rows)}): a singular configuration.")
             self.lam = _carry(self.lam, self.rows, rows, self.model.m)
+            if self.previous is not None:
+                self.previous = (self.previous[0], _carry(self.previous[1], self.rows, rows, self.model.m))
             self.rows = rows
             return
         rows = self.all_closure_rows
@@ -252,33 +257,73 @@ class EnergyMomentumStepper(ReducedNewton):
         dq = self._reduced_step(qn, vn) if self.scheme == "reduced" else self._constrained_step(qn, vn)
         return qn + dq, 2 / self.dt * dq - vn
 
+    def _size(self, qn):
+        """The constraint rows' scale max(1, L, |q_n|): Phi(q) carries round-off eps |q|, so a body that has flown
+        far (the planar pair: |q| = 6e3 after 26 s at the paper's dt = 0.01) can no longer meet an absolute
+        1e-13 L (Newton stalled at |Phi| = 8e-13 and the run stopped)."""
+        return max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
+
     def _converged(self, r, split, scale, qn):
-        """The dynamic rows against ``scale`` (momenta, forces), the constraint rows against the size of the
-        coordinates they are evaluated from, max(1, L, |q_n|): Phi(q) carries round-off eps |q|, so a body that
-        has flown far (the planar pair: |q| = 6e3 after 26 s at the paper's dt = 0.01) can no longer meet an
-        absolute 1e-13 L (Newton stalled at |Phi| = 8e-13 and the run stopped)."""
+        """The dynamic rows against ``scale`` (momenta, forces), the constraint rows against :meth:`_size`."""
         dyn, con = r[:split], r[split:]
-        size = max(1.0, self.model.length_scale, np.max(np.abs(qn), initial=0.0))
+        size = self._size(qn)
         return (np.max(np.abs(dyn), initial=0) <= self.tol.residual * scale
                 and np.max(np.abs(con), initial=0) <= self.tol.residual * size)
 
     def _constrained_step(self, qn, vn):
+        """Newton on eq. (10) (:meth:`_constrained_newton`, compiled where the model is supported): from the start
+        of smaller residual, and should Newton fail from the extrapolated one, again from dq = dt v_n, lam_n."""
+        tries = (self.previous, None) if self.previous is not None else (None,)
+        for previous in tries:
+            try:
+                dq, lam, it, extrapolated = self._constrained_newton(qn, vn, previous)
+            except np.linalg.LinAlgError:
+                if previous is None:
+                    raise
+                continue
+            if it >= 0 or not extrapolated:
+                break
+        if it < 0:
+            raise SimulationError(f"model '{self.model.name}': Newton of the constrained energy-momentum step did "
+                                  f"not converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}).")
+        self.previous, self.iterations, self.lam = (dq, self.lam), it, lam
+        return dq
+
+    def _constrained_start(self, qn, vn, previous, residual, scale):
+        """(dq, lam, extrapolated): dq = dt v_n, lam = lam_n, or where ``previous`` = (dq_{n-1}, lam_{n-1}) is given
+        and its scaled residual is smaller, the extrapolation 2 dt v_n - dq_{n-1}, 2 lam_n - lam_{n-1}
+        (fast.em_constrained_kernels: the same root, fewer iterations)."""
+        dq, lam = self.dt * vn, self.lam.copy()
+        if previous is None:
+            return dq, lam, False
+        size, n = self._size(qn), self.model.n
+        measure = lambda r: max(np.max(np.abs(r[:n])) / scale, np.max(np.abs(r[n:]), initial=0) / size)  # noqa: E731
+        dq2, lam2 = 2 * self.dt * vn - previous[0], 2 * lam - previous[1]
+        if measure(residual(dq2, lam2)[0]) < measure(residual(dq, lam)[0]):
+            return dq2, lam2, True
+        return dq, lam, False
+
+    def _constrained_newton(self, qn, vn, previous):
+        """(dq, lam, iterations or -1, extrapolated start) of Newton on eq. (10); LinAlgError on a singular
+        iteration matrix."""
         n, rows, dt = self.model.n, self.rows, self.dt
-        dq, lam = dt * vn, self.lam.copy()
-        if self.fast is not None and not self.forces:     # the same Newton, compiled (fast.spatial)
-            return self._compiled_constrained(qn, vn)
+        if self.fast is not None and not self.forces:     # the same Newton, compiled (fast.em_constrained_kernels)
+            return self._compiled_constrained(qn, vn, previous)
         scale = self._scale(vn, qn)
         zero = np.zeros(n)
-        for it in range(self.tol.max_iterations + 1):
+
+        def residual(dq, lam):
             Gm = self.ws.constraints(self.t_mid, qn + 0.5 * dq, zero)[1][rows]
             Phi1, G1 = (x[rows] for x in self.ws.constraints(self.t_mid + 0.5 * dt, qn + dq, zero)[:2])
-            r = np.concatenate([self._momentum_residual(vn, dq, qn) + dt * Gm.T @ lam, Phi1])
+            return np.concatenate([self._momentum_residual(vn, dq, qn) + dt * Gm.T @ lam, Phi1]), Gm, G1
+        dq, lam, extrapolated = self._constrained_start(qn, vn, previous, residual, scale)
+        for it in range(self.tol.max_iterations + 1):
+            r, Gm, G1 = residual(dq, lam)
             if self._converged(r, n, scale, qn):
                 if it:     # polish: one more correction with the last Jacobian (round-off floor)
                     dx = np.linalg.solve(J, r)
                     dq, lam = dq - dx[:n], lam - dx[n:]
-                self.iterations, self.lam = it, lam
-                return dq
+                return dq, lam, it, extrapolated
             if it == self.tol.max_iterations:
                 break
             J = np.zeros((n + len(rows), n + len(rows)))
@@ -288,22 +333,18 @@ class EnergyMomentumStepper(ReducedNewton):
                 self.condition = float(np.linalg.cond(J))
             dx = np.linalg.solve(J, r)
             dq, lam = dq - dx[:n], lam - dx[n:]
-        raise SimulationError(f"model '{self.model.name}': Newton of the constrained energy-momentum step did "
-                              f"not converge in {self.tol.max_iterations} iterations (dt = {dt:g}).")
+        return dq, lam, -1, extrapolated
 
-    def _compiled_constrained(self, qn, vn):
-        """_constrained_step's Newton (paper 004 eq. 10) in one compiled call: constraints from the packed
-        table, forces uniform gravity only (dt grad V); the same scale and size (_scale, _converged)."""
-        dq, lam, it, cond = constrained_step(self.fast, qn, vn, self.M, self.dt_gradV, self.dt, self.rows, self.lam,
-                                             tol=self.tol.residual, length=self.model.length_scale,
-                                             max_it=self.tol.max_iterations, want_cond=self.want_cond)
+    def _compiled_constrained(self, qn, vn, previous):
+        """:meth:`_constrained_newton` in one compiled call: constraints from the packed table, forces uniform
+        gravity only (dt grad V); the same start, scale and size (_scale, _converged)."""
+        dq, lam, it, cond, extrapolated = constrained_step(
+            self.fast, qn, vn, self.M, self.dt_gradV, self.dt, self.rows, self.lam, tol=self.tol.residual,
+            length=self.model.length_scale, max_it=self.tol.max_iterations, want_cond=self.want_cond,
+            previous=previous)
         if self.want_cond and it != 0:
             self.condition = cond
-        if it < 0:
-            raise SimulationError(f"model '{self.model.name}': Newton of the constrained energy-momentum step did "
-                                  f"not converge in {self.tol.max_iterations} iterations (dt = {self.dt:g}).")
-        self.iterations, self.lam = it, lam
-        return dq
+        return dq, lam, it, extrapolated
 
     def _hessian(self, lam):
         """sum_k lam_k Phi_k,qq over the independent rows (n, n)."""

@@ -67,11 +67,14 @@ def column_groups(pattern: sp.csr_matrix) -> np.ndarray:
     P = sp.csc_matrix(pattern, dtype=bool)
     conflicts = sp.csr_matrix(P.T @ P)          # columns sharing a row
     n = P.shape[1]
-    colour = np.full(n, -1)
+    colour, seen = np.full(n, -1), np.full(n + 1, -1)
     for j in range(n):                          # set-up only, once per model
         taken = colour[conflicts.indices[conflicts.indptr[j]:conflicts.indptr[j + 1]]]
-        free = np.setdiff1d(np.arange(len(taken) + 1), taken)
-        colour[j] = free[0]
+        seen[taken[taken >= 0]] = j             # the colours column j may not take (marks, not a set difference:
+        c = 0                                   # 0.45 s for the chain of 1000 bars)
+        while seen[c] == j:
+            c += 1
+        colour[j] = c                           # the smallest colour not taken
     return colour
 
 

@@ -95,7 +95,8 @@ def _widen(rows, labels, all_labels, k):
     """(k, len(all_labels)) with the columns of ``labels`` from ``rows`` (empty rows: all NaN)."""
     out = np.full((k, len(all_labels)), np.nan)
     if len(rows):
-        out[:, [all_labels.index(x) for x in labels]] = np.array(rows).reshape(k, -1)
+        where = {x: i for i, x in enumerate(all_labels)}        # (tuple.index per label: 1.5 s for 2000 multipliers)
+        out[:, [where[x] for x in labels]] = np.array(rows).reshape(k, -1)
     return out
 
 

@@ -330,6 +330,10 @@ class CrossingMonitor:
         certified = self.cert is not None and (self.cert.advance(q) or self._cut(t0, step.t))
         if not (certified or self._rechoose(t0, q0, step.t, q)):
             self._uncertain(t0, q0, step.t, q)
+        elif self.cert.worn(step.t - t0):      # rows chosen anew at q; the old ones stay where that fails
+            old = self.cert
+            if not self._restart_certificate(step.t, q, sampled=True):
+                self.cert = old
 
     def _rechoose(self, ta, qa, tb, qb) -> bool:
         """The certificate with rows chosen anew at the piece's start (pivoted QR at qa), whole or cut: the rows of

@@ -60,7 +60,7 @@ def _batch(rec, states: list) -> int:
     Y = np.array([y for _, y in states], dtype=float)
     k = len(Y)
     acc, lam, viol, vals = np.empty((k, n)), np.empty((k, m)), np.empty((k, 2)), np.empty((k, step.pattern.count))
-    bad = step.kernels.band_record_batch(Y, band.pk, band.minv, band.f, band.tau, step.pattern.iperm,
+    bad = step.kernels.band_record_batch(Y, band.pk, band.minv, band.f, step.record_tau, step.pattern.iperm,
                                          step.pattern.pairs, band.work, step.pack.poff, acc, lam, viol, vals)
     good = k if bad < 0 else bad
     if good:
@@ -107,7 +107,10 @@ def _reactions(rec, vals, lam) -> np.ndarray:
     """(k, E, 3): ReactionMap.generalized_entries of every state (NaN where the multipliers are not finite)."""
     if rec._targets is None:
         rec._targets = rec.reactions.entry_targets(rec._batch.pattern.rows, rec._batch.pattern.cols)
-    return rec.reactions.generalized_entries_batch(vals, lam, rec._targets)
+    from ..fast.reaction_kernels import gather_reactions     # the same sums compiled (the band path has numba)
+    out = np.empty((len(lam), 3 * len(rec.reactions.joint)))
+    gather_reactions(np.ascontiguousarray(vals), np.ascontiguousarray(lam), *rec._targets, out)
+    return out.reshape(len(lam), -1, 3)
 
 
 def _flags(rec, Q, vals) -> list:
