@@ -224,25 +224,29 @@ def test_tracker_objective_matches_reference():
 @pytest.mark.parametrize("basis", ["continuation", "flow"])
 def test_compiled_attempts_take_the_reference_steps(basis):
     """The step attempts in one compiled call (fast.nullspace_rk) take the steps of the reference RungeKutta on the
-    same formulation (the same rhs and error-filter kernels, the same controller), through the double four-bar's
-    first singular window, whose [q, v] attempts are handed back to the reference: the same numbers of accepted and
-    rejected steps and the same end state to round-off amplified over the run (tests/test_fast_rk.py)."""
+    same formulation (the same rhs and error-filter kernels, the same controller), watched as a run is (the run's
+    tolerances, the crossing step), through the double four-bar's first singular window, whose [q, v] attempts are
+    handed back to the reference: the same numbers of accepted and rejected steps and the same end state to round-off amplified over the run (tests/test_fast_rk.py)."""
     from multibody.integrate.explicit import RungeKutta
     from multibody.integrate.explicit_compiled import CompiledRungeKutta
     from multibody.integrate.steppers import STEPPERS
     from multibody.simulation.driver import advance
+    from multibody.simulation.step_watch import StepWatch
     from test_fast_rk import STATE_AGREEMENT
     model, o, t_end = MODELS["double-four-bar"].factory(), RunOptions(rtol=1e-8, atol=1e-10), 0.9
     out = []
     for compiled in (True, False):
         form = nullspace(model, basis=basis)
-        form.set_tolerance(o.rtol, o.atol)
         y = form.initial_state(0.0, model.q0, model.v0)
+        watch = StepWatch(form, 0.0, t_end, o.rtol, o.atol)     # the run's tolerances, the crossing step
         rk = STEPPERS["dopri5"].make(form, 0.0, y, t_end, o) if compiled else \
             RungeKutta(form.rhs, 0.0, y, t_end, tableau="dopri5", rtol=o.rtol, atol=o.atol, error_filter=form.error_filter)
         assert isinstance(rk, CompiledRungeKutta) == compiled
+        watch.attach(rk)
+        rk.h = 0.2      # a first attempt far too long: rejected (err >> 1), the controller's retry compared too
         while rk.t < t_end:
-            step, y_new, _ = advance(model, form, rk)
+            step, y_new, before = advance(model, form, rk)
+            watch.accepted(step, y_new, before=before)
             if y_new is not None:
                 rk.reset(step.t, y_new)
         out.append((rk.n_accepted, rk.n_rejected, rk.y, len(form.windows)))

@@ -65,6 +65,11 @@ class _FastNullSpace:
                        self.qe, self.ve, self.A, self.gamma, self.G)
         return out
 
+    def velocity_error(self, y, out, T, rtol, atol):
+        """out[n:n + f] <- the error of w measured as the physical velocity error T dw (nullspace_kernels.velocity_error,
+        the sums of the compiled attempts), in place; w = y[n:n + f], dw = out[n:n + f]."""
+        from .nullspace_kernels import velocity_error
+        velocity_error(out, y, T.shape[0], self.nf, np.ascontiguousarray(T), float(rtol), float(atol))
 
     def crossing_sigma(self, t, history, r, tol, length):
         """sigma_r at the projected Hermite interpolant of the tracker's three states at t (nullspace_kernels.

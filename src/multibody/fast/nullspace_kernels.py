@@ -215,6 +215,26 @@ def tangent_filter(x, err, nf, flow, weight, rel, prim, pval, mcols, mloc, mvec,
 
 
 @njit(cache=True)
+def velocity_error(err, y, n, nf, T, rtol, atol):
+    """err[n:n + nf] <- formulations.velocity_error.physical_velocity_error(T, w, err[n:n + nf], rtol, atol) with
+    w = y[n:n + nf]: the error of w measured as the physical velocity error T dw (Hairer, Norsett & Wanner I,
+    eq. 4.11, scales of v = T w at the step's end), in place; T (n, nf) the step's basis."""
+    if nf == 0:
+        return
+    ss = 0.0
+    for i in range(n):
+        v, dv = 0.0, 0.0
+        for j in range(nf):
+            v += T[i, j] * y[n + j]
+            dv += T[i, j] * err[n + j]
+        u = dv / (atol + rtol * abs(v))
+        ss += u * u
+    size = np.sqrt(ss) / np.sqrt(nf)
+    for j in range(nf):
+        err[n + j] = (atol + rtol * abs(y[n + j])) * size
+
+
+@njit(cache=True)
 def crossing_sigma(t, hist_t, hist_x, hist_v, r, prim, pval, poff, mcols, mloc, mvec, shift, limit, drift, iterations,
                    polish, pin, qe, ve, A, gamma, phi):
     """(sigma_r of A at x(t), ok): x(t) the cubic Hermite interpolant of the three accepted states (hist_t (3,),

@@ -6,8 +6,8 @@ The readable reference, which defines the numbers, is ``RungeKutta._adaptive_att
 Hairer, Norsett & Wanner, Solving ODEs I, Sect. II.4 error norm (4.11) and step-size formula (4.13)) with the
 formulation's ``rhs`` (:func:`.nullspace_rhs_kernels.continuation_rhs`, :func:`.nullspace_rhs_kernels.flow_rhs`) and its
 error filter (``ContinuationEquations._position_error``, ``NullSpaceEquations._tangent_error``, here
-:func:`.nullspace_kernels.tangent_filter`); the controller, the error norm and the stage sums are those of
-:mod:`.rk_kernels`. tests/test_fast_nullspace.py checks that both take the same steps. A right-hand side the kernels
+:func:`.nullspace_kernels.tangent_filter` and :func:`.nullspace_kernels.velocity_error`); the controller, the error
+norm and the stage sums are those of :mod:`.rk_kernels`. tests/test_fast_nullspace.py checks that both take the same steps. A right-hand side the kernels
 decline (path < 0: a singular configuration near, X^T M X not positive definite) or that is not finite, a step below
 the minimum and a state inside the singular window (2 n entries: the lagrange equations) are handed back before
 they happen: the caller repeats that attempt on the reference path.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .nullspace_kernels import tangent_filter
+from .nullspace_kernels import tangent_filter, velocity_error
 from .nullspace_rhs_kernels import continuation_rhs, flow_rhs
 from .rk_kernels import HAND_BACK, OK, _combine, _error_norm, _factor, attempt_end, next_step
 
@@ -77,6 +77,11 @@ def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs,
             return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
         _combine(np.empty(0), t_new - t, tab[3], K, s, err_vec)
         tangent_filter(y_new[:n], err_vec, nf, not cont, *filt)
+        if cont:
+            T = cargs[3]
+        else:
+            T = y_new[n + nf:].reshape((n, nf))
+        velocity_error(err_vec, y_new, n, nf, T, tols[0], tols[1])
         err = _error_norm(err_vec, y, y_new, tols[0], tols[1])
         if err <= 1.0:
             break

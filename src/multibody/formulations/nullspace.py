@@ -59,6 +59,7 @@ from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
 from .singular import SingularTracker
+from .velocity_error import physical_velocity_error
 
 BASES = ("continuation", "flow", "recompute")
 
@@ -104,6 +105,7 @@ class NullSpaceEquations(Formulation):
         # running max, no list per step, so memory stays flat however long the run)
         self._wmax = 0.0
         self.events: list[dict] = []
+        self.tols = None         # (rtol, atol) of the run (set_tolerance): the error of w measured physically
         self.error_filter = self._tangent_error
         self.dense_note = _dense_note(model)
 
@@ -270,11 +272,12 @@ class NullSpaceEquations(Formulation):
         removes it, but it must stay small enough for the projection to land on the same assembly branch; removed
         altogether, a driven slider-crank with no free motion had no error to control and took one step from
         0.15 s to 1 s onto the mirror assembly) and without the normal part of T (re-orthogonalisation). The
-        error of w and the tangential one of T are kept."""
+        tangential error of T is kept; the error of w is measured as the physical velocity error T dw it makes
+        (:meth:`_velocity_error`)."""
         n = self.model.n
         fast = self.fast_rhs.tangent_error(y[:n], err, True, NORMAL_ERROR_WEIGHT) if self.fast_rhs else None
         if fast is not None:        # compiled: the same projector (tests/test_fast_nullspace.py)
-            return fast
+            return self._velocity_error(y, err, fast)
         out = err.copy()
         A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
         tangent = row_space_filter(A[: self.ws.m], err[:n])        # positions: holonomic normal only
@@ -282,6 +285,20 @@ class NullSpaceEquations(Formulation):
         if self.f:
             f = self.f
             out[n + f:] = row_space_filter(A, err[n + f:].reshape(n, f)).ravel()
+        return self._velocity_error(y, err, out)
+
+    def _velocity_error(self, y, err, out):
+        """out with the error of w measured as the physical velocity error T dw it makes, componentwise with the
+        scales of v = T w (formulations.velocity_error; T of y: the step's chart for ``continuation``); out unchanged
+        before the run has told its tolerances (set_tolerance)."""
+        if self.tols is None or not self.f:
+            return out
+        n, f = self.model.n, self.f
+        _, w, T = self.unpack(y)
+        if self.fast_rhs is not None:   # compiled: the sums of the compiled attempts (fast.nullspace_rk), bitwise
+            self.fast_rhs.velocity_error(y, out, T, *self.tols)
+            return out
+        out[n:n + f] = physical_velocity_error(T, w, err[n:n + f], *self.tols)
         return out
 
     # ------------------------------------------------------------------ output
@@ -312,9 +329,14 @@ class NullSpaceEquations(Formulation):
 
 
 class TrackedRatio:
-    """Mixin before :class:`.crossing_window.CrossingWindow`: its rho = sigma_r / sigma_1 of the holonomic rows at an
+    """Mixin before :class:`.crossing_window.CrossingWindow`: keeps the run's tolerances (the error of w,
+    :meth:`NullSpaceEquations._velocity_error`) and gives the window its rho = sigma_r / sigma_1 of the holonomic rows at an
     accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) from the singular values the
     singular tracker took of the same A there (without nonholonomic rows C = A): one SVD per accepted state, not two."""
+
+    def set_tolerance(self, rtol: float, atol: float) -> None:
+        self.tols = (float(rtol), float(atol))
+        super().set_tolerance(rtol, atol)
 
     def _ratio(self, t, q):
         kept = self.tracker.accepted_values

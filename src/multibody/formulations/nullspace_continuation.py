@@ -237,16 +237,16 @@ class ContinuationEquations(NullSpaceEquations):
 
     def _position_error(self, t, y, err):
         """The local error with the normal part of x weighted by NORMAL_ERROR_WEIGHT (as in :mod:`.nullspace`);
-        the error of w is kept whole."""
+        the error of w measured as the physical velocity error T dw it makes (NullSpaceEquations._velocity_error)."""
         n = self.model.n
         fast = self.fast_rhs.tangent_error(y[:n], err, False, NORMAL_ERROR_WEIGHT) if self.fast_rhs else None
         if fast is not None:
-            return fast
+            return self._velocity_error(y, err, fast)
         out = err.copy()
         A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
         tangent = row_space_filter(A[: self.ws.m], err[:n])
         out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
-        return out
+        return self._velocity_error(y, err, out)
 
 
 class ContinuationNullSpace(TrackedRatio, CrossingWindow, ContinuationEquations):

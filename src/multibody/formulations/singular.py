@@ -122,7 +122,11 @@ class SingularTracker:
         (t0, *_, s0, b0), (t1, *_, s1, b1), (t2, *_, s2, b2) = self.history
         rate = max(abs(s1 / b1 - s0 / b0) / (t1 - t0), abs(s2 / b2 - s1 / b1) / (t2 - t1))   # d(sigma_r/sigma_1)/dt
         offset = BRANCH_RATIO / rate if np.isfinite(BRANCH_RATIO / rate) else BRANCH_OFFSET * (t_c - t_a)
-        branch = self._branch_tangent(t_star, offset)
+        offset = min(offset, (t_star - t_a) / 2, (t_c - t_star) / 2)     # t* -+ 2 offset inside the bracket
+        try:
+            branch = self._branch_tangent(t_star, offset)
+        except MultibodyError:      # not assembled there: the tangent before the crossing (singular_event's default)
+            branch = None
         event = singular_event(t_star, x, pqr, self.history[0][3], f.generic_rank, f.model.coordinate_names, branch)
         if hasattr(f, "continued_basis"):      # the paper's identification from the continued basis itself (N3)
             C = np.asarray(singular_event(t_star, x, pqr, f.continued_basis(t_star), f.generic_rank, ())["continuing"])
@@ -133,7 +137,11 @@ class SingularTracker:
 
     def _branch_tangent(self, t_star, offset):
         """Projectors T T^T averaged over t* -+ offset and t* -+ 2 offset (fresh QR, unique span there), extrapolated to
-        offset 0 (Richardson): the tangent of the branch through the singular configuration to O(offset^4)."""
+        offset 0 (Richardson): the tangent of the branch through the singular configuration to O(offset^4). The caller
+        keeps t* -+ 2 offset inside the bracket of the accepted states: beyond it the Hermite cubic is an
+        extrapolation, not the motion, and its projection near the crossing did not converge (N-four-bar with 40
+        cells, nullspace at rtol 1e-10: "cannot be assembled at t = 3.21213", 2.5 ms past the crossing, which ended
+        the run; the event now falls back to the tangent before the crossing where a projection fails)."""
         f, P = self.form, []
         for d in (offset, 2 * offset):
             P.append(0.0)
