@@ -10,8 +10,12 @@ and triple four-bars and the N-four-bar share it with their number of cells; the
 form: "-"), the singular crossings reported against the number expected (sign changes of sin theta of the exact
 solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5), accepted steps, the smallest step, the largest
 after-step move (error scales; and as StepWatch judges it: the largest turn of the
-velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the relative energy drift, the wall time and the run's CPU time (the
-machine may be shared). Each run is a forked process (a
+velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the
+relative energy drift, the wall time and the run's CPU time (the machine may be shared), and for a model with an
+exact reduction the tip error of the same integrator at the same rtol / atol on the reduction itself
+(reduced_tip_error_m: the project's own Runge-Kutta on theta'' = -k cos theta) and the ratio of the two (tip_ratio):
+a multibody run within a small factor of it is as accurate as the integrator is on the smooth 1-DOF problem; the
+columns are appended to FIELDS, and rows appended to a CSV written before keep that file's columns. Each run is a forked process (a
 hung or very long run is cut at ``--timeout`` CPU seconds, or ten times that in wall time; CPU, not wall: on a
 shared machine the wall time measures the neighbours). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
 OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
@@ -20,6 +24,7 @@ OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
         [--formulations lagrange,nullspace-flow] [--integrators dopri5,dop853,generalized-alpha] [--rtols 1e-4,1e-8]
         [--atols same,hundredth] [--timeout 600] [--csv benchmarks/results/singular_matrix.csv]
     python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv [--kernel Prescott]  # summary
+    python benchmarks/singular_matrix.py --add-reference benchmarks/results/singular_matrix.csv  # fill the reference
 
 Formulation names are those of ``--formulation``; ``nullspace-flow`` is nullspace with ``--basis flow``
 (``nullspace`` alone: the default continued basis). generalized-alpha takes fixed steps (``--ga-steps``), not rtol.
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import multiprocessing as mp
 import os
 import re
@@ -38,7 +44,8 @@ import numpy as np
 
 from multibody import RunOptions, simulate
 from multibody.errors import MultibodyError, SimulationError
-from multibody.models.four_bars import double_four_bar, n_four_bar
+from multibody.integrate.explicit import solve
+from multibody.models.four_bars import crank_rate_constant, double_four_bar, n_four_bar
 from multibody.models.modified_four_bars import (crank_angle_exact_cells, double_four_bar_modified,
                                                  four_bar_2x2_modified, triple_four_bar_modified)
 
@@ -57,7 +64,8 @@ CROSSINGS_2X2 = 7
 OFF_BRANCH = 1e-6
 FIELDS = ["model", "formulation", "integrator", "rtol", "atol", "step", "status", "crank_spread_rad", "tip_error_m",
           "crossings", "crossings_expected", "steps", "min_step_s", "max_jump_scales", "energy_drift_rel",
-          "wall_s", "blas_kernel", "message", "cpu_s", "max_branch_move", "max_action_tolerances"]
+          "wall_s", "blas_kernel", "message", "cpu_s", "max_branch_move", "max_action_tolerances",
+          "reduced_tip_error_m", "tip_ratio"]
 
 
 def expected_crossings(cells, t_end) -> int:
@@ -66,6 +74,28 @@ def expected_crossings(cells, t_end) -> int:
         return CROSSINGS_2X2
     s = np.sin(crank_angle_exact_cells(np.linspace(0.0, t_end, 20001), cells=cells))
     return int(np.count_nonzero(s[:-1] * s[1:] < 0))
+
+
+@functools.cache
+def reduced_tip_error(cells, t_end, integrator, rtol, atol) -> float:
+    """The crank-tip error of the same integrator at the same rtol / atol on the exact 1-DOF reduction
+    theta'' = -k cos theta itself (state (theta, theta'), the project's own explicit Runge-Kutta with its default step
+    control, integrate.explicit.solve), at its accepted steps, against crank_angle_exact_cells: what the integrator
+    achieves on the smooth reduced problem, the yardstick of a multibody run's tip error (tip_ratio)."""
+    k = crank_rate_constant(cells)
+    t, y, _ = solve(lambda _, x: np.array([x[1], -k * np.cos(x[0])]), (0.0, t_end), np.array([np.pi / 2, -1.0]),
+                    method=integrator, rtol=rtol, atol=atol)
+    exact = crank_angle_exact_cells(t, cells=cells)
+    return float(np.hypot(np.cos(y[0]) - np.cos(exact), np.sin(y[0]) - np.sin(exact)).max())
+
+
+def with_reference(row, cells, t_end) -> dict:
+    """The row with reduced_tip_error_m and tip_ratio (tip error / reduced tip error) where both exist (a finished
+    rtol run of a model with an exact reduction)."""
+    if cells is None or row.get("status") != "ok" or row["step"] or row.get("tip_error_m", "-") == "-":
+        return row
+    ref = reduced_tip_error(cells, t_end, row["integrator"], float(row["rtol"]), float(row["atol"]))
+    return {**row, "reduced_tip_error_m": f"{ref:.2e}", "tip_ratio": f"{float(row['tip_error_m']) / ref:.2g}"}
 
 
 def crank_groups(labels) -> list[list[str]]:
@@ -183,9 +213,11 @@ def cases(a):
 def table(path: str, kernel: str = "default") -> str:
     """A Markdown table of a CSV written by this script: one line per model, formulation and integrator, one
     column per (rtol, atol) or generalized-alpha step; a cell is the crank-tip error (the crank spread for the
-    2x2 four-bar) and the crossings found / expected (OFF BRANCH first where the cranks are not parallel), or STOPPED
-    at the time named, TIMEOUT; n/a rows are left out. Only the rows measured under the BLAS kernel ``kernel``
-    (column blas_kernel)."""
+    2x2 four-bar), its ratio to the same integrator's tip error on the exact reduction (x ratio, where the CSV has
+    it) and the crossings found / expected (OFF BRANCH first where the cranks are not parallel), or STOPPED
+    at the time named, TIMEOUT; n/a rows are left out. Then one line "(exact reduction)" per model and integrator
+    with the reduced runs' tip errors. Only the rows measured under the BLAS kernel ``kernel`` (column
+    blas_kernel); rows written before the reference columns existed have none."""
     rows = [r for r in csv.DictReader(open(path)) if r["blas_kernel"] == kernel]
     cols = sorted(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"),
                   key=lambda c: (bool(c[2]), -float(c[0] or 0), -float(c[1] or 0), -float(c[2] or 0)))
@@ -197,6 +229,13 @@ def table(path: str, kernel: str = "default") -> str:
         if all(r["status"] == "n/a" for r in cells.values()):
             continue
         lines.append("| " + " | ".join(key) + " | " + " | ".join(_cell(cells.get(c)) for c in cols) + " |")
+    refs = {}
+    for r in rows:
+        if r.get("reduced_tip_error_m"):
+            refs.setdefault((r["model"], r["integrator"]), {})[(r["rtol"], r["atol"], r["step"])] = r["reduced_tip_error_m"]
+    for (model, integrator), ref in refs.items():
+        lines.append(f"| {model} | (exact reduction) | {integrator} | " + " | ".join(ref.get(c, "") for c in cols)
+                     + " |")
     return "\n".join(lines)
 
 
@@ -207,11 +246,34 @@ def _cell(r) -> str:
         err = r["tip_error_m"] if r["tip_error_m"] != "-" else f"spread {r['crank_spread_rad']}"
         spread = r["crank_spread_rad"]
         off = f"OFF BRANCH (spread {spread} rad) " if float(spread) > OFF_BRANCH else ""
-        return f"{off}{err} ({r['crossings']}/{r['crossings_expected']})"
+        ratio = f" x{r['tip_ratio']}" if r.get("tip_ratio") else ""     # absent in rows written before the column
+        return f"{off}{err}{ratio} ({r['crossings']}/{r['crossings_expected']})"
     if r["status"] == "STOPPED":
         at = re.search(r" at t = ([-+0-9.e]+[0-9])", r["message"]) or re.search(r" to ([-+0-9.e]+[0-9]) \(", r["message"])
         return f"STOPPED t = {at.group(1)}" if at else "STOPPED"
     return r["status"]
+
+
+def add_reference(path: str) -> None:
+    """Rewrite a CSV written by this script (any earlier layout) with FIELDS, the reference columns filled."""
+    rows = list(csv.DictReader(open(path, newline="")))
+    for i, r in enumerate(rows):
+        if r["model"] in MODELS and r.get("status") == "ok":
+            rows[i] = with_reference({**r, "reduced_tip_error_m": "", "tip_ratio": ""}, *MODELS[r["model"]][1:])
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _header(path) -> list[str]:
+    """The columns of an existing CSV (rows appended to a file written before a column was added keep its layout),
+    else FIELDS."""
+    try:
+        with open(path, newline="") as f:
+            return next(csv.reader(f), None) or FIELDS
+    except FileNotFoundError:
+        return FIELDS
 
 
 def main():
@@ -227,14 +289,19 @@ def main():
     p.add_argument("--csv", default="")
     p.add_argument("--table", default="", help="print a CSV written by --csv as a Markdown table and stop")
     p.add_argument("--kernel", default="default", help="--table: the rows of this blas_kernel (default, Prescott, ...)")
+    p.add_argument("--add-reference", default="", help="fill reduced_tip_error_m and tip_ratio of every row of this "
+                                                        "CSV (rewritten with FIELDS) and stop")
     a = p.parse_args()
+    if a.add_reference:
+        add_reference(a.add_reference)
+        return
     if a.table:
         print(table(a.table, a.kernel))
         return
     kernel = os.environ.get("OPENBLAS_CORETYPE", "default")
     expected = {}
     out = open(a.csv, "a", newline="") if a.csv else None
-    writer = csv.DictWriter(out, FIELDS) if out else None
+    writer = csv.DictWriter(out, _header(a.csv), extrasaction="ignore") if out else None
     if out and out.tell() == 0:
         writer.writeheader()
     for name, f, i, rtol, atol, step in cases(a):
@@ -246,12 +313,14 @@ def main():
                "crossings_expected": expected[name], "blas_kernel": kernel, **isolated((name, f, i, rtol, atol, step),
                                                                                       a.timeout)}
         row["wall_s"] = f"{time.perf_counter() - t0:.1f}"
+        row = with_reference(row, MODELS[name][1], MODELS[name][2])
         label = f"h {step:.0e}" if step else f"rtol {rtol:.0e} atol {atol:.0e}"
         body = (row.get("message", "") if row["status"] != "ok" else
                 f"spread {row['crank_spread_rad']} rad  tip {row['tip_error_m']} m  crossings {row['crossings']}/"
                 f"{row['crossings_expected']}  steps {row['steps']}  min step {row['min_step_s']} s  jump "
-                f"{row['max_jump_scales']} scales, turn {row['max_branch_move']}, {row['max_action_tolerances']} tol")
-        print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:200]}  ({row['wall_s']} s, "
+                f"{row['max_jump_scales']} scales, turn {row['max_branch_move']}, {row['max_action_tolerances']} tol"
+                f"  reduced tip {row.get('reduced_tip_error_m', '-')} m, ratio {row.get('tip_ratio', '-')}")
+        print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:260]}  ({row['wall_s']} s, "
               f"CPU {row.get('cpu_s', '-')} s)", flush=True)
         if writer:
             writer.writerow(row)

@@ -2,7 +2,7 @@
 configuration the index-1 equations follow the level set Phi = c set by the projection's round-off, whose velocity
 is ~c omega / rho^2 off the branch's, and a step controller creeps up to the crossing with steps ~0.05 |t - t*|
 (2e-8 s at rtol 1e-12, atol 1e-14, where the step-collapse check of a 20 s run fires). With the residuals of the
-projection in long double (formulations.extended_projection) and one step across the crossing chosen from the
+projection in extended precision (formulations.extended_projection: double-double, or long double) and one step across the crossing chosen from the
 smooth motion (simulation.crossings.CrossingMonitor.steer), the steps stay those of the smooth motion.
 
 Assertions from the mechanics and the method: the exact reduction theta'' = -k cos theta of the parallelogram
@@ -17,6 +17,7 @@ from scipy.integrate import solve_ivp
 
 from multibody import RunOptions, simulate
 from multibody.assembly import Workspace
+from multibody.formulations import extended_projection
 from multibody.formulations.extended_projection import extended_available, polish
 from multibody.formulations.lagrange import PIN
 from multibody.integrate.tableaux import DOP853, DOPRI5
@@ -55,25 +56,33 @@ def _branch_state(model, cells, theta, omega):
     return q, v
 
 
-@pytest.mark.skipif(not extended_available(), reason="numpy's long double is double here")
-def test_extended_projection_puts_the_velocity_on_the_branch(rng):
+#: (arithmetic, bound on |v - v_branch| / speed): double-double's round-off eps_dd / rho^2 ~ 5e-32 / 1e-6 is far below
+#: the double rounding of v and of the branch state it is compared with (a few eps = 2.2e-16); long double's
+#: eps_x / rho^2 ~ 1e-19 / 1e-6 = 1e-13
+ARITHMETICS = [("double-double", 8 * np.finfo(float).eps), ("long double", 1e-11)]
+
+
+@pytest.mark.parametrize("arithmetic, bound", ARITHMETICS)
+def test_extended_projection_puts_the_velocity_on_the_branch(rng, arithmetic, bound):
     """At theta = 3e-3 rad from the singular configuration (sigma_r / sigma_1 ~ 1e-3, above the pin 1e-4) a state
-    1e-9 off the branch, projected in double precision and polished, has the branch's velocity to the long double
-    round-off over the squared distance, eps_x / rho^2 ~ 1e-19 / 1e-6 = 1e-13, times the speed (2 m/s; bound 1e-11);
-    a projection in double leaves it on the level set of its own round-off, eps / rho^2 ~ 2e-10."""
+    1e-9 off the branch, projected in double precision and polished, has the branch's velocity to the extended
+    round-off over the squared distance (``bound``, times the speed 2 m/s); a projection in double leaves it on the
+    level set of its own round-off, eps / rho^2 ~ 2e-10."""
+    if not extended_available(arithmetic):
+        pytest.skip("numpy's long double is double here")
     model = n_four_bar(cells=3)
     ws = Workspace(model)
     q_b, v_b = _branch_state(model, 3, 3e-3, -2.0)
     q = solve_positions(model, q_b + 1e-9 * rng.standard_normal(model.n), ws=ws, tol=KinematicTolerance(pin=PIN))
     v = solve_velocities(model, q, v_b + 1e-9 * rng.standard_normal(model.n), ws=ws,
                          tol=KinematicTolerance(consistency=np.inf, pin=PIN))
-    q_p, v_p = polish(model, ws, 0.0, q, v, PIN)
+    q_p, v_p = polish(model, ws, 0.0, q, v, PIN, arithmetic)
     speed = np.abs(v_b).max()
     # on the branch up to its own motion along it (the 1e-9 shift moved the state along the branch)
     dtheta = q_p[model.coordinate_index("bar1.theta")] - 3e-3
     q_e, v_e = _branch_state(model, 3, 3e-3 + dtheta, v_p[model.coordinate_index("bar1.theta")])
     assert np.abs(q_p - q_e).max() < 1e-14
-    assert np.abs(v_p - v_e).max() < 1e-11 * speed
+    assert np.abs(v_p - v_e).max() < bound * speed
 
 
 def _exact(cells, t):
@@ -83,15 +92,20 @@ def _exact(cells, t):
     return sol.sol(t)[0]
 
 
-@pytest.mark.parametrize("model, cells, formulation, integrator", [
-    (double_four_bar, 2, "lagrange", "dopri5"),
-    (double_four_bar, 2, "lagrange", "dop853"),
-    (lambda: n_four_bar(cells=4), 4, "partitioning", "dopri5"),
+@pytest.mark.parametrize("model, cells, formulation, integrator, arithmetic", [
+    (double_four_bar, 2, "lagrange", "dopri5", "double-double"),
+    (double_four_bar, 2, "lagrange", "dopri5", "long double"),
+    (double_four_bar, 2, "lagrange", "dop853", "double-double"),
+    (lambda: n_four_bar(cells=4), 4, "partitioning", "dopri5", "double-double"),
 ])
-def test_steps_across_the_crossing_at_rtol_1e12(model, cells, formulation, integrator):
+def test_steps_across_the_crossing_at_rtol_1e12(model, cells, formulation, integrator, arithmetic, monkeypatch):
     """rtol 1e-12, atol 1e-14 through the first crossing (t* = 0.71 s): no step below SMALLEST_SHARE of the largest
     step (before: ~0.05 |t - t*|, 2.4e-8 to 7.9e-8 s against largest steps of 4e-3 to 3e-2 s), the crossing found
-    once, the cranks parallel and the tip within the sum of the admitted local errors."""
+    once, the cranks parallel and the tip within the sum of the admitted local errors; with either arithmetic of the
+    extended projection (double-double on every platform; long double where it is wider than double)."""
+    if not extended_available(arithmetic):
+        pytest.skip("numpy's long double is double here")
+    monkeypatch.setattr(extended_projection, "ARITHMETIC", arithmetic)
     m = model()
     r = simulate(m, t_end=1.0, formulation=formulation,
                  options=RunOptions(integrator=integrator, rtol=1e-12, atol=1e-14))

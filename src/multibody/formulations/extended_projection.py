@@ -14,27 +14,53 @@ for the state they are given.
 
 What. The round-off of Phi, not the conditioning of A, sets c: a Gauss-Newton step dq = -A_pin^+ Phi
 (linalg.rank.pinned_solve) needs A only approximately but Phi exactly. :func:`polish` evaluates the residuals
-Phi(q) and A(q) v + Phi_t in numpy's extended precision (x86 80-bit long double, eps_x = 1.1e-19; the constraint
-groups evaluate in the precision of the arrays they are given) and corrects q and v with the double-precision
-SVD of A: c falls to the long double round-off and to the rounding of q to double along the vanishing direction,
-which moves Phi_w only by s_w ulp(q). Measured on the same run: the velocity stays within 4e-12 of the exact
-one down to 2e-4 s from the crossing (2e-10 at 1e-3 s before), and together with the crossing step
-(simulation.crossings.CrossingMonitor.steer) the steps stay >= 7.9e-4 s.
+Phi(q) and A(q) v + Phi_t in extended precision and corrects q and v with the double-precision SVD of A: c falls
+to the residuals' round-off and to the rounding of q to double along the vanishing direction, which moves Phi_w
+only by s_w ulp(q). Two arithmetics (``ARITHMETIC``):
+
+- ``"double-double"`` (the default, every IEEE double platform): formulations.extended_residuals evaluates the
+  planar primitives with error-free transformations (linalg.double_double, relative error ~1e-31), cos and sin of
+  the angles included: a double cos is faithful only to ~1 ulp, which moves Phi by ~1e-16 L, as much as the
+  round-off c it must remove. cos / sin are taken once per call at the projected q (a Cody-Waite reduction,
+  a table at j / 64, Taylor) and carried to the corrected q = q_0 + d by the angle-sum formulas (|d| <= 1e-8:
+  cos d = 1 - d^2 / 2, sin d = d - d^3 / 6 to < 5e-34).
+- ``"long double"``: numpy's long double (x86-64's 80-bit, eps_x = 1.1e-19; the constraint groups evaluate in the
+  precision of the arrays they are given). On Windows and Apple-silicon macOS long double is double, so this
+  arithmetic removes nothing there; it is kept for the models double-double does not cover (Generic and the
+  spatial director constraints, where it applies on x86-64 only) and for comparison.
+
+Measured. Long double on the same run: the velocity stays within 4e-12 of the exact one down to 2e-4 s from the
+crossing (2e-10 at 1e-3 s before), and together with the crossing step (simulation.crossings.CrossingMonitor.steer)
+the steps stay >= 7.9e-4 s. A state 1e-9 off the N-four-bar's branch at 3e-3 rad from the crossing, projected and
+polished: velocity 2.2e-16 off the branch's with double-double (the comparison's own rounding), 9e-15 (3 cells) and
+3e-13 (10 cells) with long double, 5.5e-11 and 3.8e-10 without the polish.
 """
 from __future__ import annotations
 
 import numpy as np
 
-#: corrections of q and of v (Gauss-Newton: each multiplies the residual by ~ its own round-off)
+from ..linalg import double_double as dd
+from .extended_residuals import Trig, covered, residuals
+
+#: corrections of q and of v in long double (Gauss-Newton: each multiplies the residual by ~ its own round-off)
 POSITION_STEPS = 2
 VELOCITY_STEPS = 2
+#: in double-double one of each: the first correction leaves ~ c (eps sigma_max / sigma_w) ~ 1e-28 (the double SVD's
+#: relative error in the pinned directions) plus the quadratic term |Phi''| dq^2 ~ 1e-24, below the rounding of q
+#: to double (sigma_w ulp(q))
+DD_STEPS = 1
 #: polish only where the smallest pinned singular value of A is below this fraction of the largest (the crossing
 #: monitor's screen, simulation.crossings.SCREEN): above it the level set's velocity is <= 25 eps off the branch's
 POLISH_BELOW = 0.2
+#: "double-double" (portable, the default) or "long double" (wider than double on x86-64 only); see the module text
+ARITHMETIC = "double-double"
 
 
-def extended_available() -> bool:
-    """True where numpy's long double carries more digits than double (x86-64 Linux: 64-bit mantissa)."""
+def extended_available(arithmetic: str | None = None) -> bool:
+    """True where the arithmetic carries more digits than double: double-double everywhere, numpy's long double on
+    x86-64 Linux (64-bit mantissa) but not where it is double (Windows, Apple-silicon macOS)."""
+    if (arithmetic or ARITHMETIC) == "double-double":
+        return True
     return np.finfo(np.longdouble).eps < np.finfo(float).eps / 100
 
 
@@ -55,20 +81,36 @@ def _residuals(model, ws, t, q, v):
     return np.concatenate(phi), np.concatenate(av)
 
 
-def polish(model, ws, t, q, v, pin: float):
-    """(q, v) after POSITION_STEPS minimum-norm Gauss-Newton corrections (paper 000 eq. 5) q -= A_pin^+ Phi(q) and
-    VELOCITY_STEPS corrections v -= A_pin^+ (A(q) v + Phi_t), residuals in long double, A_pin the truncated SVD of
-    A at q (directions with s_i > pin s_max, as the projection it follows: linalg.rank.pinned_solve); None where
-    long double is not wider than double, the model has nonholonomic rows, a constraint group does not evaluate in
-    long double, or sigma_min / sigma_max >= POLISH_BELOW (nothing to gain)."""
-    if not extended_available() or ws.h or ws.m == 0:
-        return None
+def _inverse(ws, t, q, pin):
+    """r -> A_pin^+ r (double SVD of A at q), or None where A is well conditioned or has no pinned direction."""
     A = ws.constraints(t, q, np.zeros_like(q))[1]
     U, s, Wt = np.linalg.svd(A, full_matrices=False)
     k = int(np.count_nonzero(s > pin * s[0])) if s.size and s[0] > 0 else 0
     if k == 0 or s[-1] >= POLISH_BELOW * s[0]:
         return None         # well conditioned: the round-off of Phi moves v by <= eps / POLISH_BELOW^2 relative
-    inverse = lambda r: Wt[:k].T @ ((U[:, :k].T @ r.astype(float)) / s[:k])     # noqa: E731
+    return lambda r: Wt[:k].T @ ((U[:, :k].T @ np.asarray(r, float)) / s[:k])
+
+
+def polish(model, ws, t, q, v, pin: float, arithmetic: str | None = None):
+    """(q, v) after minimum-norm Gauss-Newton corrections (paper 000 eq. 5) q -= A_pin^+ Phi(q), then
+    v -= A_pin^+ (A(q) v + Phi_t) at the corrected q (DD_STEPS of each in double-double, POSITION_STEPS and
+    VELOCITY_STEPS in long double), residuals in extended precision (``arithmetic``, default ARITHMETIC), A_pin the
+    truncated SVD of A at q (directions with s_i > pin s_max, as the projection it follows:
+    linalg.rank.pinned_solve); None where the model has nonholonomic rows, sigma_min / sigma_max >=
+    POLISH_BELOW (nothing to gain) or the arithmetic does not apply (long double no wider than double; a
+    constraint group double-double does not cover and long double not wider)."""
+    arithmetic = arithmetic or ARITHMETIC
+    if arithmetic == "double-double" and not covered(model):
+        arithmetic = "long double"
+    if not extended_available(arithmetic) or ws.h or ws.m == 0:
+        return None
+    inverse = _inverse(ws, t, q, pin)
+    if inverse is None:
+        return None
+    return (_polish_dd if arithmetic == "double-double" else _polish_long)(model, ws, t, q, v, inverse)
+
+
+def _polish_long(model, ws, t, q, v, inverse):
     qx, vx = np.asarray(q, np.longdouble), np.asarray(v, np.longdouble)
     for _ in range(POSITION_STEPS):
         res = _residuals(model, ws, t, qx, vx)
@@ -79,3 +121,22 @@ def polish(model, ws, t, q, v, pin: float):
     for _ in range(VELOCITY_STEPS):
         vx = vx - inverse(_residuals(model, ws, t, q, vx)[1])
     return q, vx.astype(float)
+
+
+def _polish_dd(model, ws, t, q, v, inverse):
+    """polish in double-double: cos / sin once at the given q, carried to the corrections by the angle sums."""
+    q0 = np.append(q, 0.0)
+    trig0 = Trig.at(dd.dd(q0))
+    if trig0 is None:
+        return None
+    qx, trig = dd.dd(q0), trig0
+    for i in range(DD_STEPS):
+        if i:
+            trig = trig0.shifted(dd.sub(qx, dd.dd(q0))) or Trig.at(qx)
+        qx = dd.sub(qx, dd.dd(np.append(inverse(dd.to_float(residuals(model, t, qx, trig))), 0.0)))
+    qe = np.append(dd.to_float(qx)[:-1], 0.0)
+    trig = trig0.shifted(dd.two_sum(qe, -q0)) or Trig.at(dd.dd(qe))
+    vx, qe_dd, memo = dd.dd(np.append(v, 0.0)), dd.dd(qe), {}
+    for _ in range(DD_STEPS):
+        vx = dd.sub(vx, dd.dd(np.append(inverse(dd.to_float(residuals(model, t, qe_dd, trig, vx, memo))), 0.0)))
+    return qe[:-1], dd.to_float(vx)[:-1]
