@@ -156,7 +156,7 @@ def _matvec(A, x, out, add):
 def _normal_part(A, n, gram, G, Wt, k, x, out):
     """out (n,) = A^+ A x, the part of x in the row space of A (m, n + 1; column n unused): by the normal equations
     applied twice (step_kernels.tangent_error: "twice is enough", round-off ~ eps cond(A)) where ``gram`` (G the
-    Cholesky factor of A A^T), else from the first k rows of the SVD's Wt (project_kernels.row_space_filter)."""
+    Cholesky factor of A A^T), else from the first k rows of the SVD's Wt (linalg.rank.row_space_filter)."""
     out[:] = 0.0
     if gram:
         r, ax, dx = x.copy(), np.empty(A.shape[0]), np.empty(n)

@@ -116,21 +116,3 @@ def _polish(q, dq, polish, prim, pval, poff, mcols, mloc, mvec, shift, pin, qe, 
         for j in range(n):
             q[j] -= dq[j]
     return True
-
-
-@njit(cache=True)
-def row_space_filter(A, x, rel):
-    """x (n,) with its components in the row space of A removed, (I - A^+ A) x, with the rows of Wt whose singular
-    value exceeds rel s_max (linalg.rank.row_space_filter)."""
-    _, s, Wt = np.linalg.svd(A, full_matrices=False)
-    out = x.copy()
-    if s.shape[0] == 0 or s[0] <= 0.0:
-        return out
-    for i in range(s.shape[0]):
-        if s[i] > rel * s[0]:
-            c = 0.0
-            for j in range(x.shape[0]):
-                c += Wt[i, j] * x[j]
-            for j in range(x.shape[0]):
-                out[j] -= Wt[i, j] * c
-    return out
