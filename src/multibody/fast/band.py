@@ -148,6 +148,10 @@ class BandStep:
         self.shift, self.dshift, self.ddf, self.n = np.zeros(m), np.zeros(m), np.zeros(m), n
         self.band, self.sparse_path = rhs.band, formulation.sparse_path
 
+    def _window(self) -> bool:
+        """Inside the sparse path's dense window (formulations.lagrange_sparse; a dense model has none)."""
+        return self.sparse_path is not None and self.sparse_path.window
+
     def record(self, t, q, v):
         """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A) at a stored state, as FastStep.record but with A as its
         entry triplets (vals, rows, cols) (duplicates summed, fast.entries; rows and cols the same at every state):
@@ -166,7 +170,7 @@ class BandStep:
     def project(self, t, y):
         """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None (also inside the dense
         window of formulations.lagrange_sparse)."""
-        if self.sparse_path.window:
+        if self._window():
             return None
         n = self.n
         q, v = y[:n].copy(), y[n: 2 * n].copy()
@@ -178,7 +182,7 @@ class BandStep:
     def tangent_error(self, t, y, err):
         """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT, or None (also
         inside the dense window)."""
-        if self.sparse_path.window:
+        if self._window():
             return None
         out = np.empty_like(err)
         ok = self.kernels.band_tangent_error(y, err, self.weight, self.pk, self.tau, self.pattern.iperm,
