@@ -76,3 +76,15 @@ def test_the_window_opens_only_near_the_crossing():
         form.sparse_path.accepted(0.0, q)
         assert form.sparse_path.window is bool(s[-1] / s[0] < DENSE_WINDOW)
     assert form.sparse_path.window
+
+
+def test_no_window_where_no_singular_configuration_exists():
+    """An open chain of revolute joints has full row rank at every configuration (analysis.structural_rank): the
+    sparse path takes no conditioning estimate per step there (issue 16's chains keep their cost)."""
+    from multibody.formulations.lagrange import Lagrange
+    from test_sparse import chain
+    form = Lagrange(chain(60))
+    assert form.sparse and not form.sparse_path.watch
+    q = form.model.q0
+    form.sparse_path.accepted(0.0, q)
+    assert form.sparse_path.last is None and not form.sparse_path.window

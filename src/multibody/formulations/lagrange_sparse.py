@@ -9,25 +9,30 @@ same branch; issue 12) instead of stopping the run; they are counted in the summ
 (``dense_fallback_evaluations``). A model whose A is rank deficient from the first evaluation on has
 redundant rows, not a crossing: that still stops with the message to use the dense path.
 
-The dense window (issue 12, N-four-bar with 40 cells at rtol 1e-12): within sigma_min / sigma_max < DENSE_WINDOW of
-A (:func:`conditioning`, decided after every accepted step from that state and its linear extrapolation one step of
-the same length ahead, like formulations.crossing_window) every piece of the step is the dense path's, the same
-functions as with ``sparse=False``: the acceleration solve of Gauss's principle with its penalty fade
-(linalg.gauss_solve), the pinned projection (directions with s_i > PIN s_max) with its residuals in long double
-(formulations.extended_projection) and the pinned error filter. Why: the sparse solves enforce and invert every
-direction down to the pivot ratio SPARSE_PIVOT_RATIO (s_min / s_max ~ 1e-6), so the velocity projection put the
-position round-off along the vanishing directions, amplified by 1 / s^2, into the velocity (2e-7 of the speed,
-2e5 tolerances at rtol 1e-12, a loud stop 4e-5 s before the first crossing); the dense rules pin only s_i > 1e-4
-s_max and evaluate the residuals in long double. Outside the window every s_i > DENSE_WINDOW s_max: the penalty
-(mu / s_i)^8 <= 1e-24 and the pin change nothing there, so both paths are the same function to round-off and
-the right-hand side does not jump where the window opens. Its cost: one shift-invert Lanczos estimate per step
-(~1 ms, n = 243), and the dense solves (~15 ms) only for the ~25 ms of motion around each crossing of the N-four-bar.
+The dense window (issue 12, N-four-bar with 40 cells at rtol 1e-12): within sigma_min / sigma_max < DENSE_WINDOW of A
+(:func:`conditioning`, decided after every accepted step from that state and its linear extrapolation one step of the
+same length ahead, like formulations.crossing_window) every piece of the step is the dense path's, the same functions
+as with ``sparse=False``: the acceleration solve of Gauss's principle with its penalty fade (linalg.gauss_solve), the
+pinned projection (directions with s_i > PIN s_max), then the extended-precision polish
+(formulations.extended_projection) and the error filter over every direction with s_i > WINDOW_PIN s_max. Why: the
+sparse solves enforce and invert every direction down to the pivot ratio SPARSE_PIVOT_RATIO (s_min / s_max ~ 1e-6),
+so the velocity projection put the position round-off along the vanishing directions, amplified by 1 / s^2, into the
+velocity (2e-7 of the speed, 2e5 tolerances at rtol 1e-12, a loud stop 4e-5 s before the first crossing); the dense
+rules pin only s_i > 1e-4 s_max and evaluate the residuals in long double. Why the polish and filter reach further
+than PIN: a direction left uncorrected (s = 5e-5 s_max next to the crossing) kept the residual u^T A v ~ 3e-18 of
+rounding q, whose level set turns within the crossing step (measured: its error 8.5 tolerances, 0.15 from the exact
+state; 0.076 with WINDOW_PIN), and with residuals in long double its correction errs only by eps_x |v| / s_i. Outside
+the window every s_i > DENSE_WINDOW s_max: the penalty (mu / s_i)^8 <= 1e-24 and the pin change nothing there, so
+both paths are the same function to round-off and the right-hand side does not jump where the window opens. Its cost:
+one shift-invert Lanczos estimate per step (~1 ms, n = 243), and the dense solves (~15 ms) only for the ~25 ms of
+motion around each crossing of the N-four-bar.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from ..analysis.structural_rank import full_row_rank_on_manifold
 from ..assembly import use_sparse
 from ..errors import MultibodyError, SimulationError
 from ..linalg.sparse import SparseMass, schur_accelerations
@@ -75,10 +80,12 @@ class SparseLagrange:
         self.mass = SparseMass(M0) if self.model.mass_matrix is not None else None
         self.fallbacks, self.factored_once = 0, False
         self.window, self.last, self.windowed = False, None, [0, 0]     # windowed: [steps, evaluations] inside
+        # a model proved free of singular configurations (open chains, analysis.structural_rank) needs no window
+        self.watch = 0 < self.ws.m and not full_row_rank_on_manifold(self.model, self.ws)
 
     def accepted(self, t, q) -> None:
         """After an accepted step (state t, q): the dense window for the next step (module docstring)."""
-        if self.ws.m == 0:
+        if not self.watch:
             return
         rho = conditioning(self.ws.sparse_constraints(t, q, np.zeros_like(q))[1])
         ahead = 2 * rho - self.last[1] if self.last is not None and t > self.last[0] else rho

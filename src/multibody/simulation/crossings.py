@@ -303,8 +303,8 @@ class CrossingMonitor:
             stepper.h = stepper.direction * min(h, d - lead)     # the step before it
 
     def _steer_ratios(self) -> tuple:
-        """((t0, r0), (t1, r1), screen) for :meth:`steer`: the last two samples of a quantity that falls linearly to zero
-        at a transversal crossing (here sigma_r / sigma_1) and the level below which it steers."""
+        """((t0, r0), (t1, r1), screen) for :meth:`steer`: the last two samples of a quantity that falls linearly to
+        zero at a transversal crossing (here sigma_r / sigma_1) and the level below which it steers."""
         (t0, r0, *_), (t1, r1, *_) = self.samples[-2:]
         return (t0, r0), (t1, r1), SCREEN
 
