@@ -43,8 +43,11 @@ from .crossings import CROSSING_TOL, LOCATE_XTOL, CrossingMonitor
 
 #: dense-output samples inside each step (besides the accepted states)
 INTERIOR = 1
-#: a local minimum of rho below SCREEN times the largest rho seen in the run is located
-SCREEN = 0.05
+#: a local minimum of rho below SCREEN times the largest rho seen in the run is located. Half: with 0.05, dop853 at
+#: rtol 1e-4 (steps of 0.25 s, samples 0.13 s apart) lost 7 of the N-four-bar's 20 crossings, whose nearest samples
+#: lay 0.3 rad of crank angle away (rho 0.06 of its largest); rho ~ sin^2 theta there, so a crossing whose nearest
+#: sample is within 45 degrees shows. A located minimum that is no crossing (a near miss) keeps the rank and is dropped.
+SCREEN = 0.5
 #: parabolic refinement steps of the located time on the projected path (sigma_r^2 is locally a parabola)
 REFINE = 3
 #: singular values of A at the located configuration between CROSSING_TOL and AMBIGUOUS times the largest leave
@@ -52,6 +55,8 @@ REFINE = 3
 AMBIGUOUS = 1e-4
 #: pivot ratio at the start below which A counts as rank deficient (redundant rows): unmonitored
 REDUNDANT = 1e-14
+#: pivot ratio (times the largest of the run) below which sigma_min / sigma_max is estimated for the crossing step
+STEER_SCREEN = 0.05
 #: sigma_min / sigma_max below which the crossing step is steered (CrossingMonitor.steer; the dense monitor's SCREEN
 #: is relative to a generic ratio of order one, the N-four-bar's generic ratio is 1.7e-2)
 STEER_BELOW = 2e-3
@@ -93,7 +98,7 @@ class SparseCrossingMonitor(CrossingMonitor):
 
     def accepted(self, step, y_end) -> None:
         super().accepted(step, y_end)
-        if self.active and self.samples and self.samples[-1][1] < self._screen():     # near a crossing: steer
+        if self.active and self.samples and self.samples[-1][1] < STEER_SCREEN * self.rho_max:   # near a crossing
             t, q = self.last[:2]
             A = self.form.ws.sparse_constraints(t, q, np.zeros_like(q))[1]
             self.ratios = self.ratios[-1:] + [(t, conditioning(A))]
