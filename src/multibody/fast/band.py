@@ -99,6 +99,9 @@ class SparseBandRhs:
     def __call__(self, t, y):
         for row, motion in self.pack.motions:
             self.ddf[row] = motion(t)[2]
+        if self.formulation.sparse_path.window:     # issue 12: the dense window (formulations.lagrange_sparse)
+            self.paths[1] += 1
+            return self.formulation.sparse_path.rhs(t, y)
         out, ok = self.band(y, self.ddf)
         if ok:
             self.paths[0] += 1
@@ -151,7 +154,11 @@ class BandStep:
         self.control = (tol.position * formulation.model.length_scale, tol.max_iterations, tol.polish, self.tau)
         self.work = (np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros((m, p.w + 1)))
         self.shift, self.dshift, self.ddf, self.n = np.zeros(m), np.zeros(m), np.zeros(m), n
-        self.band = rhs.band
+        self.band, self.sparse_path = rhs.band, formulation.sparse_path
+
+    def _window(self) -> bool:
+        """Inside the sparse path's dense window (formulations.lagrange_sparse; a dense model has none)."""
+        return self.sparse_path is not None and self.sparse_path.window
 
     def record(self, t, q, v):
         """(q'', lambda, (max |Phi|, max |A v + Phi_t|), A) at a stored state, as FastStep.record but with A as its
@@ -169,7 +176,10 @@ class BandStep:
         return acc[0], lam[0][p.iperm], (viol[0, 0], viol[0, 1]), (vals[0], p.rows, p.cols)
 
     def project(self, t, y):
-        """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None."""
+        """[q, v] projected onto Phi = 0 and A v + Phi_t = 0 (Lagrange.after_step), or None (also inside the dense
+        window of formulations.lagrange_sparse)."""
+        if self._window():
+            return None
         n = self.n
         q, v = y[:n].copy(), y[n: 2 * n].copy()
         self.pack.drive(t, self.shift, self.dshift, self.ddf)
@@ -178,7 +188,10 @@ class BandStep:
         return np.concatenate([q, v]) if ok else None
 
     def tangent_error(self, t, y, err):
-        """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT, or None."""
+        """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT, or None (also
+        inside the dense window)."""
+        if self._window():
+            return None
         out = np.empty_like(err)
         ok = self.kernels.band_tangent_error(y, err, self.weight, self.pk, self.tau, self.pattern.iperm,
                                              self.pattern.pairs, self.work, out)

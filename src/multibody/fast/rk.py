@@ -63,8 +63,10 @@ class CompiledAttempts:
         from . import rk_kernels
         rhs, n = formulation.fast_rhs, formulation.model.n
         self.kernel, self.counts, self.rhs = rk_kernels.rk_attempts, np.zeros(2, np.int64), rhs
-        self.OK, self.FILTER_DECLINED = rk_kernels.OK, rk_kernels.FILTER_DECLINED
+        self.OK, self.FILTER_DECLINED, self.HAND_BACK = rk_kernels.OK, rk_kernels.FILTER_DECLINED, rk_kernels.HAND_BACK
         sparse = isinstance(rhs, SparseBandRhs)
+        path = formulation.sparse_path if sparse else None
+        self.window = (lambda: path.window) if path is not None else (lambda: False)
         self.dense = _dense_args(None if sparse else rhs, n)
         self.use_band = rhs.band is not None
         self.band = _band_args(rhs.band, n)
@@ -75,6 +77,8 @@ class CompiledAttempts:
         self.ddf = np.zeros(formulation.ws.m)
 
     def __call__(self, t, y, h_abs, bounds, K, error_prev):
+        if self.window():       # issue 12: the sparse path's dense window; the reference makes the attempt
+            return self.HAND_BACK, t, y, h_abs, h_abs, 0.0, 0, 0, False
         before = self.counts.copy()
         out = self.kernel(t, y, h_abs, bounds, self.tab, self.ctrl + (-1.0 if error_prev is None else error_prev,),
                           self.tols, K, self.ddf, self.dense, self.band, self.use_band, self.filt, self.band_filt,

@@ -38,7 +38,7 @@ from ..linalg.rank import (NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, g
                           pivoted_qr, row_space_filter)
 from ..assembly import Terms
 from ..linalg.sparse import tangent_filter
-from .lagrange_sparse import SparseLagrange, lagrange_sparse
+from .lagrange_sparse import WINDOW_PIN, SparseLagrange, lagrange_sparse
 from .base import Accelerations, Formulation
 from .extended_projection import polish
 
@@ -227,11 +227,18 @@ class Lagrange(Formulation):
                 f"constraint Jacobian {ratio:.1e} times the largest), where another assembly branch meets this one.")
 
     @property
+    def _dense_now(self) -> bool:
+        """True off the sparse path and inside its dense window (formulations.lagrange_sparse)."""
+        return not self.sparse or self.sparse_path.window
+
+    @property
     def _kin_sparse(self):
         """The projection's ``sparse`` option: automatic (sparse, dense where A loses rank) on the sparse path."""
-        return None if self.sparse else False
+        return False if self._dense_now else None
 
     def after_step(self, t, y):
+        if self.sparse:         # issue 12: the dense window for the next step (formulations.lagrange_sparse)
+            self.sparse_path.accepted(t, y[: self.model.n])
         if self.stabilization.kind != "projection" or self.ws.m + self.ws.h == 0:
             return y if self._choose_rows(t, *self.split(t, y)) else None
         step = self.fast_step or self.band_step
@@ -244,8 +251,8 @@ class Lagrange(Formulation):
         except MultibodyError as exc:
             raise SimulationError(f"projection onto the constraints failed at t = {t:g}: {exc}") from None
         v = solve_velocities(self.model, q, v, t, ws=self.ws, tol=_NO_CHECK_PINNED, sparse=self._kin_sparse)
-        if not self.sparse:     # issue 12: residuals in extended precision next to a singular configuration
-            q, v = polish(self.model, self.ws, t, q, v, PIN) or (q, v)
+        if self._dense_now:     # issue 12: residuals in extended precision next to a singular configuration
+            q, v = polish(self.model, self.ws, t, q, v, self._polish_pin) or (q, v)
         self._choose_rows(t, q, v)
         return np.concatenate([q, v])
 
@@ -269,7 +276,7 @@ class Lagrange(Formulation):
     def _tangent_part(self, t, q, v, qv):
         """qv (n, 2) = [position error, velocity error] without their components normal to the
         constraints: positions normal to Phi = 0 only, velocities normal to C v + b = 0."""
-        if self.sparse:
+        if not self._dense_now:
             try:
                 return tangent_filter(self.ws.sparse_constraints(t, q, v)[1], qv)
             except SimulationError:     # rank loss at a singular configuration: the dense filter below
@@ -278,7 +285,13 @@ class Lagrange(Formulation):
         if self.ws.h:
             return np.column_stack([row_space_filter(C[: self.ws.m], qv[:, 0], PIN),
                                     row_space_filter(C, qv[:, 1], PIN)])
-        return row_space_filter(C, qv, PIN)
+        return row_space_filter(C, qv, self._polish_pin)
+
+    @property
+    def _polish_pin(self) -> float:
+        """The directions (s_i > pin s_max) the extended-precision polish corrects and the error filter weighs as
+        normal: PIN, and WINDOW_PIN inside the sparse path's dense window (formulations.lagrange_sparse)."""
+        return WINDOW_PIN if self.sparse else PIN
 
 
 #: failure_hint: s_min / s_max of the constraint Jacobian below which a failed run is reported as near a

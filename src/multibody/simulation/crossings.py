@@ -283,14 +283,14 @@ class CrossingMonitor:
         (N-four-bar, 10 cells). The crossing step is CROSSING_FRACTION of the proposed step, so that its error
         estimate, larger across the crossing (3.5 against 0.6 for 3e-3 s from the exact state at rtol 1e-12), stays
         below 1 (h^5: 1/32); the step before it is shortened to end where that step begins. A rejected crossing
-        step falls back to the controller's own steps. Needs sigma_r / sigma_1 below SCREEN at two samples; not for
+        step falls back to the controller's own steps. Needs sigma_r / sigma_1 below SCREEN at two samples
+        (:meth:`_steer_ratios`; the sparse monitor: sigma_min / sigma_max at its last two accepted states); not for
         a formulation that stops at a crossing (minimal: stages beyond it would be Newton's pick of a branch)."""
         if (not self.active or len(self.samples) < 2 or getattr(stepper, "fixed_step", 1) is not None
-                or self.form.model.n >= SPARSE_MIN_COORDINATES      # the sparse monitor samples pivot ratios
                 or not self.form.passes_singular_configurations):   # minimal stops at the crossing instead
             return
-        (t0, r0, *_), (t1, r1, *_) = self.samples[-2:]
-        if not (r1 < r0 and r1 < SCREEN and t1 > t0):
+        (t0, r0), (t1, r1), screen = self._steer_ratios()
+        if not (r1 < r0 and r1 < screen and t1 > t0):
             return
         node, half_gap = crossing_node(stepper.tableau)
         d, h = r1 * (t1 - t0) / (r0 - r1), abs(stepper.h)       # time to the crossing; the proposed step
@@ -301,6 +301,12 @@ class CrossingMonitor:
             stepper.h = stepper.direction * d / node             # the crossing step
         elif d < (h + lead) * STEER_SLACK:
             stepper.h = stepper.direction * min(h, d - lead)     # the step before it
+
+    def _steer_ratios(self) -> tuple:
+        """((t0, r0), (t1, r1), screen) for :meth:`steer`: the last two samples of a quantity that falls linearly to
+        zero at a transversal crossing (here sigma_r / sigma_1) and the level below which it steers."""
+        (t0, r0, *_), (t1, r1, *_) = self.samples[-2:]
+        return (t0, r0), (t1, r1), SCREEN
 
     def summary(self) -> dict:
         return {"singular_crossings": sorted(self.crossings, key=lambda c: c["t"]),
