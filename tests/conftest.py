@@ -22,7 +22,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 SINGULAR_MODULES = {"test_analysis", "test_closing", "test_crossing_step", "test_crossing_window", "test_crossings", "test_dynamics", "test_fast",
                     "test_fast_step", "test_crossings_spatial", "test_fast_spatial_step", "test_minimal", "test_nullspace",
                     "test_nullspace_continuation", "test_partitioning", "test_singular_tolerance", "test_sparse",
-                    "test_kinematics_singular", "test_equilibrium_models", "test_structural_rank", "test_em_batch", "test_fast_nullspace"}
+                    "test_kinematics_singular", "test_equilibrium_models", "test_structural_rank", "test_em_batch", "test_fast_nullspace",
+                    "test_error_where_made"}
 
 
 def pytest_collection_modifyitems(config, items):
