@@ -15,8 +15,9 @@ first-order equations v_I' = M_d^-1 h_d, q' = v are integrated together, as the 
 
 After every accepted step: (1) position correction: Newton on q_D with q_I held keeps Phi = 0
 (v_I is untouched, so the velocity constraints hold by construction of v); the local error is
-measured on all of y (q_D included: its estimate keeps the Newton start close, which matters most
-for driven systems with k = 0, where every coordinate is dependent); (2) the projective
+measured on the physical state [q, v] (``error_measure``, issue 12: q_D included, its estimate keeps the Newton
+start close, which matters most for driven systems with k = 0, where every coordinate is dependent; and the
+rebuilt dependent velocities, whose error the step control did not see on [q, v_I]); (2) the projective
 criterion (eq. 23) is re-checked; when the quality of the current set (``Criterion.quality``,
 cos^2 alpha of the coordinate for k = 1) falls below ``SwitchPolicy.ratio`` times that of the best
 set, the independent coordinates are switched: v_I is re-read from the full velocity, nothing else
