@@ -152,14 +152,13 @@ class PartitioningEquations(Formulation):
         q and v_I through the dependent block (eqs 7, 9: v = D(q)^T v_I + [0; eta(q)]), so an error dq of the
         positions moves them by (dv_D/dq) dq, which grows like 1/s_min(C_D); measured on [q, v_I] it was unseen
         (N-four-bar with 10 cells, dop853, rtol 1e-10: tip 2.1e-6 m against lagrange's 1.6e-7, energy drift 9.8e-9
-        against 4.1e-10). Here dv = v(y_new) - v(y_new - err): the first-order change of the rebuilt velocity,
-        whatever its cause. A state of another layout (the singular window's [q, v]) is measured as it is."""
-        n = self.model.n
-        if y_new.shape[0] == 2 * n:
+        against 4.1e-10). Here [dq, dv] = split(y_new) - split(y_new - err): the first-order change of the physical
+        state, whatever its cause (closing's [q_I, v_I] too: q_D = g(q_I, t), eq. 27 of paper 001). A state of the
+        singular window's layout [q, v] is measured as it is."""
+        if y_new.shape[0] == 2 * self.model.n:
             return err, y_old, y_new
         p_new = self._physical(t_new, y_new)
-        dv = p_new[n:] - self._velocity(t_new, y_new[:n] - err[:n], y_new[n:] - err[n:])[0]
-        return np.concatenate([err[:n], dv]), self._physical(t_old, y_old), p_new
+        return p_new - np.concatenate(self.split(t_new, y_new - err)), self._physical(t_old, y_old), p_new
 
     def _physical(self, t, y):
         """[q, v] of the state y (the last two kept: the step's start and end, which dop853's two error estimates and
@@ -167,8 +166,7 @@ class PartitioningEquations(Formulation):
         for t_k, y_k, p in self._phys_memo:
             if t_k == t and np.array_equal(y_k, y):
                 return p
-        n = self.model.n
-        p = np.concatenate([y[:n], self._velocity(t, y[:n], y[n:])[0]])
+        p = np.concatenate(self.split(t, y))
         self._phys_memo = self._phys_memo[-1:] + [(t, y.copy(), p)]
         return p
 
