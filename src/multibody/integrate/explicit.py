@@ -156,6 +156,10 @@ class RungeKutta:
         tangent space of its manifold, because the components it projects away after the step do
         not reach the solution (Hairer, Lubich & Wanner, Geometric Numerical Integration,
         Sect. IV.4; Hairer & Wanner, Solving ODEs II, Sect. VII.2).
+    error_measure : callable ``(t_old, y_old, t_new, y_new, err) -> (err', y_old', y_new')`` or None -- the
+        filtered local error and both end states in the layout where the error is measured (issue 12: a
+        formulation whose state rebuilds the velocity, e.g. partitioning's [q, v_I], measures the error of the
+        physical state [q, v]); the norm of controllers.error_norm is taken of those (scalar atol).
 
     Attributes
     ----------
@@ -167,8 +171,8 @@ class RungeKutta:
 
     def __init__(self, fun, t0, y0, t_bound, *, tableau, rtol=1e-6, atol=1e-9,
                  controller=StepController(), first_step=None, max_step=np.inf,
-                 fixed_step=None, error_filter=None):
-        self.error_filter = error_filter
+                 fixed_step=None, error_filter=None, error_measure=None):
+        self.error_filter, self.error_measure = error_filter, error_measure
         self.tableau = TABLEAUX[tableau] if isinstance(tableau, str) else tableau
         self.fun, self.controller = fun, controller
         self.t, self.t_bound = float(t0), float(t_bound)
@@ -296,16 +300,22 @@ class RungeKutta:
         err = h * (weights @ self._K[:self.tableau.n_stages])
         return err if self.error_filter is None else self.error_filter(t_new, y_new, err)
 
+    def _measured_norm(self, weights, t_new, h, y, y_new) -> float:
+        err = self._local_error(weights, t_new, y_new, h)
+        if self.error_measure is not None:
+            err, y, y_new = self.error_measure(t_new - h, y, t_new, y_new, err)
+        return error_norm(err, y, y_new, self.rtol, self.atol)
+
     def _error_norm(self, t_new, h, y, y_new) -> float:
         tab = self.tableau
-        err5 = error_norm(self._local_error(tab.e, t_new, y_new, h), y, y_new, self.rtol, self.atol)
+        err5 = self._measured_norm(tab.e, t_new, h, y, y_new)
         if tab.e3 is None:
             return err5
         if err5 == 0:
             return 0.0
         # Hairer's DOP853 estimate |h| S5 / sqrt(N (S5 + 0.01 S3)), S = sum of squares, written
         # with the RMS norms err5, err3 of the two scaled estimates (both include |h|).
-        err3 = error_norm(self._local_error(tab.e3, t_new, y_new, h), y, y_new, self.rtol, self.atol)
+        err3 = self._measured_norm(tab.e3, t_new, h, y, y_new)
         return err5 ** 2 / np.hypot(err5, ERR3_WEIGHT * err3)
 
     def _accept(self, t, y, t_new, y_new, err) -> Step:

@@ -45,7 +45,8 @@ def _runge_kutta(tableau):
         if fast is not None:
             return fast
         return RungeKutta(form.rhs, t0, y0, t_bound, tableau=tableau, rtol=o.rtol, atol=o.atol,
-                          fixed_step=o.step, max_step=o.max_step, error_filter=form.error_filter)
+                          fixed_step=o.step, max_step=o.max_step, error_filter=form.error_filter,
+                          error_measure=getattr(form, "error_measure", None))
     return make
 
 

@@ -142,6 +142,9 @@ class StepWatch:
         self.crossings.accepted(step, step.y if y_new is None else y_new)
         if self.stepper is not None:        # issue 12: the crossing step (crossings.CrossingMonitor.steer)
             self.crossings.steer(self.stepper)
+            limit = getattr(self.form, "step_limit", None)      # formulations.crossing_window: resolved steps
+            if limit is not None and abs(self.stepper.h) > limit:
+                self.stepper.h = self.stepper.direction * limit
 
     def attach(self, stepper) -> None:
         """The stepper of the segment being watched: its next step is chosen across a singular configuration."""
