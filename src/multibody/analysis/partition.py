@@ -134,6 +134,17 @@ class Criterion:
         return Partition.from_independent(self.Z.shape[1], self.best(), self.partition.rows)
 
 
+def set_quality(M: np.ndarray, Md: np.ndarray, independent) -> float:
+    """Criterion.quality of the partition's own independent set I from its M_d = D M D^T (k, k; eq. 13) and M (n, n),
+    without the other coordinates: Z[:, I] = L_d^-1 S^-1 (D[:, I] = I, S = diag(M^-1(i, i))^(1/2) over I; the module
+    docstring), so sigma_min(Z[:, I])^2 = 1 / lambda_max(S M_d S). For k = 1 it is cos^2 alpha_i = 1 / (M^-1(i, i) M_d)
+    of eq. 23 a. Cheap enough for every right-hand side (partitioning's step guard, formulations.partition_guard)."""
+    I = list(independent)
+    diagonal = not np.any(M - np.diag(np.diag(M)))
+    s = np.sqrt(1.0 / np.diag(M)[I] if diagonal else np.diag(np.linalg.inv(M))[I])     # M^-1(i, i)^(1/2), eq. 19
+    return float(1.0 / np.linalg.eigvalsh(s[:, None] * Md * s[None, :])[-1])
+
+
 def criterion(M: np.ndarray, C: np.ndarray, partition: Partition | None = None,
               tol: RankTolerance = RankTolerance(), metric: str = "mass") -> Criterion:
     """The projective criterion (paper 001 eqs 16-23) at a configuration.

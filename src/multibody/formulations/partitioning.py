@@ -43,12 +43,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from ..analysis.partition import Criterion, Partition, admissible_partition, criterion, tangent_matrix
+from ..analysis.partition import Criterion, Partition, admissible_partition, criterion, set_quality, tangent_matrix
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
 from ..linalg.rank import RankTolerance, min_norm_solve
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
+from .partition_guard import PartitionGuard
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class PartitioningEquations(Formulation):
         self.initial_set: list[str] = []
         self.last_criterion: Criterion | None = None
         self._phys_memo: list = []
+        self.guard = PartitionGuard()
 
     # ------------------------------------------------------------------ state
     def initial_state(self, t, q, v):
@@ -106,6 +108,7 @@ class PartitioningEquations(Formulation):
             tangent_matrix(C, self.part)        # raises if the requested set is inadmissible here
         else:
             self.part = self._criterion(t, q, C, base).best_partition()
+        self._guard_from(self._criterion(t, q, C, self.part) if self.switching.enabled else None)
         self.initial_set = self.part.names(self.model)
         return np.concatenate([q, v[list(self.part.independent)]])
 
@@ -142,6 +145,7 @@ class PartitioningEquations(Formulation):
             Md = D @ terms.M @ D.T                                          # eq. 13
             hd = D @ (terms.f - terms.M @ base)                             # eq. 14
             vdot_I = sla.solve(Md, hd, assume_a="pos", check_finite=False)  # eq. 12
+            self.guard.stage(t, set_quality(terms.M, Md, self.part.independent))
         else:
             vdot_I = np.zeros(0)
         return v, D.T @ vdot_I + base, vdot_I, terms
@@ -157,8 +161,10 @@ class PartitioningEquations(Formulation):
         singular window's layout [q, v] is measured as it is."""
         if y_new.shape[0] == 2 * self.model.n:
             return err, y_old, y_new
-        p_new = self._physical(t_new, y_new)
-        return p_new - np.concatenate(self.split(t_new, y_new - err)), self._physical(t_old, y_old), p_new
+        if not self.guard.holds(t_old, t_new, lambda: self._set_quality(t_new, y_new[:self.model.n])):
+            return self.guard.reject(y_old, y_new), y_old, y_new     # the set degraded inside the attempt
+        p_new, p_old = self._physical(t_new, y_new), self._physical(t_old, y_old)
+        return p_new - np.concatenate(self.split(t_new, y_new - err)), p_old, p_new
 
     def _physical(self, t, y):
         """[q, v] of the state y (the last two kept: the step's start and end, which dop853's two error estimates and
@@ -171,9 +177,17 @@ class PartitioningEquations(Formulation):
         return p
 
     def rhs(self, t, y):
+        """[v, v_I'] (eqs 7-14). A guarded stage (formulations.partition_guard) where C_D is singular records quality 0
+        and returns zeros: its attempt is rejected, the run goes on with a shorter step."""
         self.nfev += 1
         n = self.model.n
-        v, _, vdot_I, _ = self._reduced(t, y[:n], y[n:])
+        try:
+            v, _, vdot_I, _ = self._reduced(t, y[:n], y[n:])
+        except SimulationError:
+            if self.guard.reference is None:
+                raise
+            self.guard.stage(t, 0.0)
+            return np.zeros_like(y)
         return np.concatenate([v, vdot_I])
 
     def accelerations(self, t, q, v):
@@ -205,12 +219,32 @@ class PartitioningEquations(Formulation):
         v, _, C = self._velocity(t, q, v_I)
         crit = self._criterion(t, q, C, self.part)
         best = crit.best()
-        if crit.quality(self.part.independent) >= self.switching.ratio * crit.quality(best):
+        self._guard_from(crit)
+        ratio = crit.quality(self.part.independent) / crit.quality(best)
+        if ratio >= self.switching.ratio:
+            self.guard.predict(t, crit.quality(self.part.independent), crit.quality(best), self.switching.ratio)
             return v_I
+        self.guard.predict(t, None, None, self.switching.ratio)
         old = self.part.names(self.model)
         self.part = Partition.from_independent(self.model.n, best, self.part.rows)
         self.switches.append({"t": float(t), "old": old, "new": self.part.names(self.model)})
         return v[list(self.part.independent)]
+
+    def _set_quality(self, t, q):
+        """analysis.partition.set_quality of the current set at q (eq. 13's M_d from eq. 9's D)."""
+        C = self.ws.constraints(t, q, np.zeros(self.model.n))[1]
+        try:
+            D = tangent_matrix(C, self.part)[0]
+        except MultibodyError:
+            return 0.0
+        M = self.model.mass(q)
+        return set_quality(M, D @ M @ D.T, self.part.independent)
+
+    def _guard_from(self, crit):
+        """The next steps are guarded against the independent set's degradation relative to the best set of ``crit``
+        (None, or switching disabled: unguarded)."""
+        guarded = crit is not None and self.switching.enabled and crit.k > 0
+        self.guard.start(crit.quality(crit.best()) if guarded else None)
 
     def _criterion(self, t, q, C, part):
         M = np.eye(self.model.n) if self.switching.metric == "geometry" else self.model.mass(q)
@@ -235,13 +269,25 @@ class PartitioningEquations(Formulation):
     def summary(self):
         return {"coordinate_switches": list(self.switches), "independent_initial": self.initial_set,
                 "independent_final": self.part.names(self.model) if self.part else [],
-                "switching_ratio": self.switching.ratio, "criterion_metric": self.switching.metric}
+                "switching_ratio": self.switching.ratio, "criterion_metric": self.switching.metric,
+                "partition_guard_rejections": self.guard.rejected}
 
 
 class Partitioning(CrossingWindow, PartitioningEquations):
     """``--formulation partitioning``: paper 001's equations (the module docstring) with the singular window of
     :mod:`.crossing_window`: near a singular configuration, where every dependent block C_D is singular, the
     lagrange equations carry [q, v]; behind it the best coordinates by the criterion take over."""
+
+    @property
+    def step_limit(self):
+        """The longest next step (simulation.step_watch): the crossing window's (crossing_window._resolved_step) and,
+        outside a window, the partition guard's prediction (formulations.partition_guard)."""
+        limits = [x for x in (self._crossing_limit, None if self._in_window else self.guard.limit) if x is not None]
+        return min(limits, default=None)
+
+    @step_limit.setter
+    def step_limit(self, value):
+        self._crossing_limit = value
 
     def _layout(self, t, q, v):
         return np.concatenate([q, v[list(self.part.independent)]])
@@ -255,6 +301,8 @@ class Partitioning(CrossingWindow, PartitioningEquations):
         if self.part.independent and self.switching.enabled:
             crit = self._criterion(t, q, self.ws.constraints(t, q, v)[1], self.part)
             best = crit.best()
+            self._guard_from(crit)
+            self.guard.predict(t, None, None, self.switching.ratio)
             if crit.quality(self.part.independent) < self.switching.ratio * crit.quality(best):
                 old = self.part.names(self.model)
                 self.part = Partition.from_independent(self.model.n, best, self.part.rows)
