@@ -291,3 +291,19 @@ def test_modified_double_four_bar_at_rtol_1e4_keeps_its_crossings_and_energy(int
     assert np.max(np.abs(energy[:, 2] - energy[0, 2])) < energy[0, 0]
     cranks = np.stack([res.column("q", c) for c in ("bar1.theta", "bar3.theta", "bar5.theta")], axis=1)
     assert np.max(np.abs(cranks - cranks[:, :1])) < 1e-9
+
+
+def test_requested_poor_set_runs_and_switches_after_the_first_step():
+    """A requested admissible set below SwitchPolicy.ratio times the best (the crank angle of the double four-bar: the
+    couplers carry most of the kinetic energy) is guarded relative to its own quality, not the best set's (which it
+    never reaches: every attempt would be rejected until the step collapsed); the criterion switches after the first
+    step."""
+    model = MODELS["double-four-bar"].factory()
+    q, _ = consistent_state(model)
+    crit = criterion_at(model, q)
+    crank = model.coordinate_index("bar1.theta")
+    assert crit.quality([crank]) < QUALITY_FLOOR * crit.quality(crit.best())
+    res = simulate(model, t_end=0.2, formulation="partitioning", options=RunOptions(rtol=1e-6, atol=1e-6),
+                   formulation_options={"independent": ["bar1.theta"]})
+    first = res.summary["coordinate_switches"][0]
+    assert first["old"] == ["bar1.theta"] and first["t"] == res.t[1]

@@ -217,18 +217,24 @@ class PartitioningEquations(Formulation):
 
     def _maybe_switch(self, t, q, v_I):
         v, _, C = self._velocity(t, q, v_I)
-        crit = self._criterion(t, q, C, self.part)
-        best = crit.best()
-        self._guard_from(crit)
-        ratio = crit.quality(self.part.independent) / crit.quality(best)
-        if ratio >= self.switching.ratio:
-            self.guard.predict(t, crit.quality(self.part.independent), crit.quality(best), self.switching.ratio)
+        if not self._switch(t, self._criterion(t, q, C, self.part)):
             return v_I
-        self.guard.predict(t, None, None, self.switching.ratio)
-        old = self.part.names(self.model)
-        self.part = Partition.from_independent(self.model.n, best, self.part.rows)
-        self.switches.append({"t": float(t), "old": old, "new": self.part.names(self.model)})
         return v[list(self.part.independent)]
+
+    def _switch(self, t, crit, trend: bool = True) -> bool:
+        """Switch to the best set of ``crit`` if the current one's quality is below SwitchPolicy.ratio times the best's
+        (paper 001 Sect. 4), then guard the next step (formulations.partition_guard; ``trend``: the last step's stages
+        were this formulation's, so their quality extrapolates). True if switched."""
+        best = crit.best()
+        switched = crit.quality(self.part.independent) < self.switching.ratio * crit.quality(best)
+        if switched:
+            old = self.part.names(self.model)
+            self.part = Partition.from_independent(self.model.n, best, self.part.rows)
+            self.switches.append({"t": float(t), "old": old, "new": self.part.names(self.model)})
+        self._guard_from(crit)
+        self.guard.predict(t, crit.quality(self.part.independent) if trend and not switched else None,
+                           crit.quality(best), self.switching.ratio)
+        return switched
 
     def _set_quality(self, t, q):
         """analysis.partition.set_quality of the current set at q (eq. 13's M_d from eq. 9's D)."""
@@ -241,10 +247,13 @@ class PartitioningEquations(Formulation):
         return set_quality(M, D @ M @ D.T, self.part.independent)
 
     def _guard_from(self, crit):
-        """The next steps are guarded against the independent set's degradation relative to the best set of ``crit``
-        (None, or switching disabled: unguarded)."""
-        guarded = crit is not None and self.switching.enabled and crit.k > 0
-        self.guard.start(crit.quality(crit.best()) if guarded else None)
+        """The next steps are guarded against the current set's degradation relative to the best set of ``crit``, or,
+        for a set worse than SwitchPolicy.ratio times the best (a requested one at the start), relative to its own
+        quality over the ratio (None, or switching disabled: unguarded)."""
+        if crit is None or not self.switching.enabled or crit.k == 0:
+            self.guard.start(None)
+            return
+        self.guard.start(min(crit.quality(crit.best()), crit.quality(self.part.independent) / self.switching.ratio))
 
     def _criterion(self, t, q, C, part):
         M = np.eye(self.model.n) if self.switching.metric == "geometry" else self.model.mass(q)
@@ -299,14 +308,7 @@ class Partitioning(CrossingWindow, PartitioningEquations):
         """[q, v_I] behind a singular window; the independent coordinates switched by the run's policy (the
         projective criterion, eq. 23, with SwitchPolicy.ratio: as after any step)."""
         if self.part.independent and self.switching.enabled:
-            crit = self._criterion(t, q, self.ws.constraints(t, q, v)[1], self.part)
-            best = crit.best()
-            self._guard_from(crit)
-            self.guard.predict(t, None, None, self.switching.ratio)
-            if crit.quality(self.part.independent) < self.switching.ratio * crit.quality(best):
-                old = self.part.names(self.model)
-                self.part = Partition.from_independent(self.model.n, best, self.part.rows)
-                self.switches.append({"t": float(t), "old": old, "new": self.part.names(self.model)})
+            self._switch(t, self._criterion(t, q, self.ws.constraints(t, q, v)[1], self.part), trend=False)
         return self._layout(t, q, v)
 
     def channels(self, t, y):
