@@ -140,8 +140,14 @@ def set_quality(M: np.ndarray, Md: np.ndarray, independent) -> float:
     docstring), so sigma_min(Z[:, I])^2 = 1 / lambda_max(S M_d S). For k = 1 it is cos^2 alpha_i = 1 / (M^-1(i, i) M_d)
     of eq. 23 a. Cheap enough for every right-hand side (partitioning's step guard, formulations.partition_guard)."""
     I = list(independent)
-    diagonal = not np.any(M - np.diag(np.diag(M)))
-    s = np.sqrt(1.0 / np.diag(M)[I] if diagonal else np.diag(np.linalg.inv(M))[I])     # M^-1(i, i)^(1/2), eq. 19
+    rows = M[I]
+    if np.count_nonzero(rows) == len(I):          # the rows of I only on the diagonal: M^-1(i, i) = 1 / M(i, i)
+        minv = 1.0 / rows[np.arange(len(I)), I]
+    else:
+        minv = np.diag(np.linalg.inv(M))[I]
+    if len(I) == 1:
+        return float(1.0 / (minv[0] * Md[0, 0]))
+    s = np.sqrt(minv)                                                                   # M^-1(i, i)^(1/2), eq. 19
     return float(1.0 / np.linalg.eigvalsh(s[:, None] * Md * s[None, :])[-1])
 
 
