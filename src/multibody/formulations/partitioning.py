@@ -23,7 +23,9 @@ cos^2 alpha of the coordinate for k = 1) falls below ``SwitchPolicy.ratio`` time
 set, the independent coordinates are switched: v_I is re-read from the full velocity, nothing else
 changes, so the state stays consistent (paper 001 Sect. 4, last paragraph). With ratio < 1 the switch
 back needs the old set to become 1/ratio times better: hysteresis, no chattering at a crossing.
-Switches are recorded as (time, old set, new set) in ``summary()["coordinate_switches"]``.
+Switches are recorded as (time, old set, new set) in ``summary()["coordinate_switches"]``. (3) A step may not run the
+set past its own singular point before that check: an attempt whose stages or end see the set's quality below
+partition_guard.QUALITY_FLOOR times the best set's is rejected (:mod:`.partition_guard`; issue 12, loose tolerances).
 
 Redundant constraints: the independent rows are chosen once per partition (pivoted QR) and only
 they enter C_D; the multipliers reported for output are the minimum-norm solution, as in
