@@ -58,7 +58,7 @@ from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
 from .singular import SingularTracker
-from .velocity_error import physical_error, velocity_change
+from .velocity_error import PhysicalStates, physical_error, velocity_change
 
 BASES = ("continuation", "flow", "recompute")
 
@@ -78,7 +78,7 @@ NULLSPACE_REGULARIZATION = Regularization(rel=1e-7)
 PFAFFIAN_RATE_STEP = 1e-5
 
 
-class NullSpaceEquations(Formulation):
+class NullSpaceEquations(PhysicalStates, Formulation):
     """Maggi-Kane equations in a QR tangent basis (module docstring); :class:`NullSpace` adds the singular window."""
 
     name = "nullspace"
@@ -104,7 +104,6 @@ class NullSpaceEquations(Formulation):
         # running max, no list per step, so memory stays flat however long the run)
         self._wmax = 0.0
         self.events: list[dict] = []
-        self._phys_memo: list = []       # (t, y, [x, v]) of the last two states measured (error_measure)
         self.error_filter = None         # the local error is measured on [x, v] (error_measure)
         self.dense_note = _dense_note(model)
 
@@ -303,16 +302,6 @@ class NullSpaceEquations(Formulation):
         dv = velocity_change(T, w, err[n:n + f], err[n + f:].reshape(n, f) if flow else None)
         A = self.ws.velocity_constraints(t, x, np.zeros(n))[1]
         return physical_error(err[:n], dv, A, self.ws.m, self.normal_weight)
-
-    def _physical(self, t, y):
-        """[x, v] of the state y (the last two kept: the step's start and end, which dop853's two error estimates and
-        the attempts of one step ask for again)."""
-        for t_k, y_k, p in self._phys_memo:
-            if t_k == t and np.array_equal(y_k, y):
-                return p
-        p = np.concatenate(self.split(t, y))
-        self._phys_memo = self._phys_memo[-1:] + [(t, y.copy(), p)]
-        return p
 
     # ------------------------------------------------------------------ output
     def channels(self, t, y):

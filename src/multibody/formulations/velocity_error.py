@@ -52,3 +52,21 @@ def physical_error(dx: np.ndarray, dv: np.ndarray, A: np.ndarray, m: int,
     normal to Phi = 0 (the row space of the m holonomic rows of A), velocities normal to A v = 0 (every row)."""
     tx, tv = row_space_filter(A[:m], dx), row_space_filter(A, dv)
     return np.concatenate([tx + weight * (dx - tx), tv + weight * (dv - tv)])
+
+
+class PhysicalStates:
+    """Mixin of a formulation with ``split(t, y) -> (q, v)`` that measures its error on [q, v] (``error_measure``):
+    :meth:`_physical` keeps the physical states of the last two states asked for (the step's start and end, which
+    dop853's two error estimates and the attempts of one step ask for again). (partitioning keeps the same memo in
+    its own ``_physical``; it can inherit this one.)"""
+
+    _phys_memo: list = []
+
+    def _physical(self, t, y):
+        """[q, v] of the state y at t."""
+        for t_k, y_k, p in self._phys_memo:
+            if t_k == t and np.array_equal(y_k, y):
+                return p
+        p = np.concatenate(self.split(t, y))
+        self._phys_memo = self._phys_memo[-1:] + [(t, y.copy(), p)]
+        return p
