@@ -284,3 +284,17 @@ def test_svd_failure_leaves_the_work_to_the_reference(monkeypatch):
     attempts = NullSpaceAttempts(form, TABLEAUX["dopri5"], 1e-6, 1e-6, StepController(), 0.0, 1e-4, 0.01)
     K = np.zeros((TABLEAUX["dopri5"].n_base, y.shape[0]))
     assert attempts(0.0, y, 1e-3, (1.0, 1.0, 0.0, np.inf), K, None)[0] == attempts.HAND_BACK
+
+
+def test_svd_falls_back_to_gesvd(monkeypatch):
+    """linalg.rank.svd: where LAPACK's gesdd does not converge (numpy.linalg.LinAlgError) the QR-iteration gesvd gives
+    the singular values; of diag(3, 2, 1) with a zero row appended: 3, 2, 1."""
+    from multibody.linalg import rank
+
+    def fail(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+    monkeypatch.setattr(rank.np.linalg, "svd", fail)
+    A = np.vstack([np.diag([3.0, 2.0, 1.0]), np.zeros((1, 3))])
+    assert np.allclose(rank.svd(A, compute_uv=False), [3.0, 2.0, 1.0], rtol=1e-15, atol=0.0)
+    U, s, Wt = rank.svd(A, full_matrices=False)
+    assert np.allclose(U @ np.diag(s) @ Wt, A, rtol=0.0, atol=1e-15)
