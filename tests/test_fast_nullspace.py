@@ -174,16 +174,20 @@ def test_continued_basis_matches_expm(h):
 
 @pytest.mark.parametrize("basis", ["continuation", "flow"])
 @pytest.mark.parametrize("name", MODELS_FAST[:3])
-def test_error_filter_matches_reference(name, basis):
-    """The compiled error filter (nullspace_kernels.tangent_filter: the row-space projector by the normal equations
-    where A A^T is well conditioned, else by the SVD) is the reference's SVD projector (linalg.rank.row_space_filter)
-    up to round-off, on and off the constraint manifold, with redundant rows (the modified four-bars)."""
+def test_error_measure_matches_reference(name, basis):
+    """The compiled error measure on [x, v] (nullspace_kernels.physical_error: the row-space projector by the normal
+    equations where A A^T is well conditioned, else by the SVD) is the reference's (formulations.velocity_error, the
+    SVD projector of linalg.rank.row_space_filter) up to round-off, on and off the constraint manifold, with redundant
+    rows (the modified four-bars); the end states are [x, x'] of split."""
     model = MODELS[name].factory()
     fast, ref, y0 = pair(model, basis)
     rng = np.random.default_rng(13)
     for y in states(model, fast, y0, rng):
         err = rng.standard_normal(y.shape[0])
-        assert close(fast.error_filter(0.0, y, err), ref.error_filter(0.0, y, err), round_off(ref, y), scale=1.0)
+        got, want = fast.error_measure(0.0, y, 0.0, y, err), ref.error_measure(0.0, y, 0.0, y, err)
+        assert got[0].shape == (2 * model.n,)
+        assert close(got[0], want[0], round_off(ref, y), scale=np.abs(want[0]).max())
+        assert close(got[2], want[2], round_off(ref, y))
 
 
 @pytest.mark.parametrize("name", MODELS_FAST[:3])
@@ -224,7 +228,7 @@ def test_tracker_objective_matches_reference():
 @pytest.mark.parametrize("basis", ["continuation", "flow"])
 def test_compiled_attempts_take_the_reference_steps(basis):
     """The step attempts in one compiled call (fast.nullspace_rk) take the steps of the reference RungeKutta on the
-    same formulation (the same rhs and error-filter kernels, the same controller), watched as a run is (the run's
+    same formulation (the same rhs and error-measure kernels, the same controller), watched as a run is (the run's
     tolerances, the crossing step), through the double four-bar's first singular window, whose [q, v] attempts are
     handed back to the reference: the same numbers of accepted and rejected steps and the same end state to round-off amplified over the run (tests/test_fast_rk.py)."""
     from multibody.integrate.explicit import RungeKutta
@@ -240,7 +244,8 @@ def test_compiled_attempts_take_the_reference_steps(basis):
         y = form.initial_state(0.0, model.q0, model.v0)
         watch = StepWatch(form, 0.0, t_end, o.rtol, o.atol)     # the run's tolerances, the crossing step
         rk = STEPPERS["dopri5"].make(form, 0.0, y, t_end, o) if compiled else \
-            RungeKutta(form.rhs, 0.0, y, t_end, tableau="dopri5", rtol=o.rtol, atol=o.atol, error_filter=form.error_filter)
+            RungeKutta(form.rhs, 0.0, y, t_end, tableau="dopri5", rtol=o.rtol, atol=o.atol, error_filter=form.error_filter,
+                       error_measure=form.error_measure)
         assert isinstance(rk, CompiledRungeKutta) == compiled
         watch.attach(rk)
         rk.h = 0.2      # a first attempt far too long: rejected (err >> 1), the controller's retry compared too
@@ -253,3 +258,43 @@ def test_compiled_attempts_take_the_reference_steps(basis):
     (a, r, y, w), (a_ref, r_ref, y_ref, w_ref) = out
     assert (a, r, w) == (a_ref, r_ref, w_ref) and w == 1 and r > 0
     assert np.abs(y - y_ref).max() < STATE_AGREEMENT * np.abs(y_ref).max()
+
+
+def test_svd_failure_leaves_the_work_to_the_reference(monkeypatch):
+    """numba's SVD can raise ValueError ("failed to converge"; seen under OPENBLAS_CORETYPE=Prescott in the singular
+    tracker's objective): the compiled calls then return None (the reference computes) and the compiled attempts hand
+    the attempt back, instead of ending the run."""
+    from multibody.fast import nullspace_kernels, nullspace_rk
+
+    def fail(*args):
+        raise ValueError("Internal algorithm failed to converge.")
+    model = MODELS["double-four-bar"].factory()
+    form = nullspace(model, basis="flow")
+    y = form.initial_state(0.0, model.q0, model.v0)
+    for name in ("crossing_sigma", "physical_error"):
+        monkeypatch.setattr(nullspace_kernels, name, fail)
+    monkeypatch.setattr(nullspace_rk, "ns_attempts", fail)
+    hist = [(t, model.q0, model.v0, None, 0.0, 0.0) for t in (0.0, 0.1, 0.2)]
+    assert form.fast_rhs.crossing_sigma(0.1, hist, form.generic_rank, form.projection_tol, 1.0) is None
+    assert form.fast_rhs.physical_error(y, np.ones_like(y), form.unpack(y)[2], True, 1.0) is None
+    assert form.error_measure(0.0, y, 0.0, y, np.ones_like(y))[0].shape == (2 * model.n,)     # the reference's
+    from multibody.fast.nullspace import NullSpaceAttempts
+    from multibody.integrate.controllers import StepController
+    from multibody.integrate.tableaux import TABLEAUX
+    attempts = NullSpaceAttempts(form, TABLEAUX["dopri5"], 1e-6, 1e-6, StepController(), 0.0, 1e-4, 0.01)
+    K = np.zeros((TABLEAUX["dopri5"].n_base, y.shape[0]))
+    assert attempts(0.0, y, 1e-3, (1.0, 1.0, 0.0, np.inf), K, None)[0] == attempts.HAND_BACK
+
+
+def test_svd_falls_back_to_gesvd(monkeypatch):
+    """linalg.rank.svd: where LAPACK's gesdd does not converge (numpy.linalg.LinAlgError) the QR-iteration gesvd gives
+    the singular values; of diag(3, 2, 1) with a zero row appended: 3, 2, 1."""
+    from multibody.linalg import rank
+
+    def fail(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+    monkeypatch.setattr(rank.np.linalg, "svd", fail)
+    A = np.vstack([np.diag([3.0, 2.0, 1.0]), np.zeros((1, 3))])
+    assert np.allclose(rank.svd(A, compute_uv=False), [3.0, 2.0, 1.0], rtol=1e-15, atol=0.0)
+    U, s, Wt = rank.svd(A, full_matrices=False)
+    assert np.allclose(U @ np.diag(s) @ Wt, A, rtol=0.0, atol=1e-15)

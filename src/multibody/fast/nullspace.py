@@ -51,25 +51,22 @@ class _FastNullSpace:
         min_norm_multipliers(np.ascontiguousarray(A), np.ascontiguousarray(b), rtol, lam)
         return lam
 
-    def tangent_error(self, x, err, flow, weight):
-        """err = [positions, w, (flow) vec(T)] after the null-space formulations' error filter
-        (nullspace_kernels.tangent_filter: the positions' part in the row space of A(x) scaled by ``weight``, w kept,
-        T's part in the row space removed), or None for a model with nonholonomic rows (the reference filters)."""
-        from .nullspace_kernels import tangent_filter
+    def physical_error(self, y, err, T, flow, weight):
+        """The local error on the physical state [x, v] (2 n,) at the step's end y (nullspace_kernels.physical_error,
+        the numbers of the compiled attempts), or None for a model with nonholonomic rows (the reference measures)."""
+        from .nullspace_kernels import physical_error
         from .project_kernels import ROW_SPACE_REL
-        p, n, m = self.pack, x.shape[0], self.A.shape[0]
         if self.h:
             return None
-        out = err.copy()
-        tangent_filter(x, out, self.nf, flow, weight, ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec,
-                       self.qe, self.ve, self.A, self.gamma, self.G)
+        p, n = self.pack, self.qe.shape[0] - 1
+        out = np.empty(2 * n)
+        try:
+            physical_error(np.ascontiguousarray(y), np.ascontiguousarray(err), self.nf, flow, np.ascontiguousarray(T),
+                           weight, ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec, self.qe, self.ve, self.A,
+                           self.gamma, self.G, out)
+        except ValueError:      # numba's SVD did not converge: the reference measures
+            return None
         return out
-
-    def velocity_error(self, y, out, T, rtol, atol):
-        """out[n:n + f] <- the error of w measured as the physical velocity error T dw (nullspace_kernels.velocity_error,
-        the sums of the compiled attempts), in place; w = y[n:n + f], dw = out[n:n + f]."""
-        from .nullspace_kernels import velocity_error
-        velocity_error(out, y, T.shape[0], self.nf, np.ascontiguousarray(T), float(rtol), float(atol))
 
     def crossing_sigma(self, t, history, r, tol, length):
         """sigma_r at the projected Hermite interpolant of the tracker's three states at t (nullspace_kernels.
@@ -82,9 +79,12 @@ class _FastNullSpace:
         p = self.pack
         ts, xs, vs = (np.array([h[k] for h in history]) for k in range(3))
         p.drive(t, self.shift, self.dshift, self.ddf)
-        value, ok = crossing_sigma(t, ts, xs, vs, r, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift,
-                                   tol.position * length, tol.pin * PINNED_DRIFT * length, tol.max_iterations,
-                                   tol.polish, tol.pin, self.qe, self.ve, self.A, self.gamma, self.phi)
+        try:
+            value, ok = crossing_sigma(t, ts, xs, vs, r, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift,
+                                       tol.position * length, tol.pin * PINNED_DRIFT * length, tol.max_iterations,
+                                       tol.polish, tol.pin, self.qe, self.ve, self.A, self.gamma, self.phi)
+        except ValueError:      # numba's SVD did not converge (seen under OPENBLAS_CORETYPE=Prescott): the reference
+            return None
         return value if ok else None
 
 
@@ -172,7 +172,6 @@ class NullSpaceAttempts:
 
     def __init__(self, formulation, tableau, rtol: float, atol: float, controller, shift: float, floor: float,
                  stretch: float):
-        from ..linalg.rank import NORMAL_ERROR_WEIGHT
         from . import nullspace_rk, rk_kernels
         from .project_kernels import ROW_SPACE_REL
         self.form, self.rhs, self.kernel = formulation, formulation.fast_rhs, nullspace_rk.ns_attempts
@@ -184,7 +183,7 @@ class NullSpaceAttempts:
                      float(controller.beta), float(shift), float(floor))
         self.tols, self.counts = (float(rtol), float(atol)), np.zeros(2, np.int64)
         n, m, nf, p, r = formulation.model.n, formulation.ws.m, formulation.f, self.rhs.pack, self.rhs
-        self.filt = (float(NORMAL_ERROR_WEIGHT), ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec,
+        self.filt = (float(formulation.normal_weight), ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec,
                      np.zeros(n + 1), np.zeros(n + 1), np.zeros((m, n + 1)), np.zeros(m), np.zeros((m, m)))
         self.length = n + nf if r.continuation else n + nf + n * nf
         self.fargs = (r.ints, r.floats)         # the chart's (Q1, T) join per call; a flow run types them empty
@@ -197,8 +196,11 @@ class NullSpaceAttempts:
         if r.continuation:
             cargs = self.fargs + r.basis(self.form._chart_at(t))
         before = self.counts.copy()
-        out = self.kernel(t, y, h_abs, bounds, self.tab, self.ctrl + (-1.0 if error_prev is None else error_prev,),
-                          self.tols, K, self.form.f, r.continuation, cargs, self.fargs, self.filt, self.counts)
+        try:
+            out = self.kernel(t, y, h_abs, bounds, self.tab, self.ctrl + (-1.0 if error_prev is None else error_prev,),
+                              self.tols, K, self.form.f, r.continuation, cargs, self.fargs, self.filt, self.counts)
+        except ValueError:      # numba's SVD did not converge: the reference makes the attempt
+            out = self.HAND_BACK, t, y, h_abs, 0.0, 0.0, 0, 0, False
         r.paths[0] += int(self.counts[0] - before[0])
         r.paths[1] += int(self.counts[1] - before[1])
         return out
@@ -206,7 +208,7 @@ class NullSpaceAttempts:
 
 def attempts_apply(formulation) -> bool:
     """True when :class:`NullSpaceAttempts` reproduces the formulation's steps: a compiled right-hand side, only
-    holonomic rows (the kernel's error filter) and no prescribed motions (their f(t) is evaluated in Python)."""
+    holonomic rows (the kernel's error measure) and no prescribed motions (their f(t) is evaluated in Python)."""
     r = getattr(formulation, "fast_rhs", None)
     return isinstance(r, _FastNullSpace) and not formulation.ws.h and not r.pack.motions
 

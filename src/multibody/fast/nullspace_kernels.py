@@ -1,6 +1,6 @@
 """Compiled (numba) kernels of the null-space formulation (paper 000; issue 16 item 1): the smooth pseudo-inverse
 its right-hand sides use (:func:`smooth_pinv`; the right-hand sides themselves are in :mod:`.nullspace_rhs_kernels`),
-the constraint evaluation of the compiled workspace, the error filter and the singular tracker's objective; the
+the constraint evaluation of the compiled workspace, the local error on the physical state and the singular tracker's objective; the
 packed model is that of :mod:`.kernels` (:class:`.packed.PackedModel`).
 """
 from __future__ import annotations
@@ -180,14 +180,25 @@ def _normal_part(A, n, gram, G, Wt, k, x, out):
 
 
 @njit(cache=True)
-def tangent_filter(x, err, nf, flow, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G):
-    """The null-space formulations' error filter, in place on err = [positions (n), w (f), (flow) vec(T) (n f)]: the
-    positions' part in the row space of A(x) weighted by ``weight``, w kept, and (``flow``) each column of T without
-    its part in the row space (ContinuationEquations._position_error, NullSpaceEquations._tangent_error; the row
-    space of the SVD's singular values above rel s_1, by the normal equations where A A^T is well conditioned: the
-    same projector). A (m, n + 1) holds only holonomic rows (the caller's condition)."""
+def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, out):
+    """out (2 n,) <- the null-space formulations' local error on the physical state [x, v] at the step's end y
+    (NullSpaceEquations.error_measure, formulations.velocity_error): dx = err[:n]; dv = T dw + dT (w - dw)
+    (``flow``: T, w, dT, dw from y and err) or T dw (T the chart (n, nf)); the parts of dx and dv in the row space of
+    A(x) weighted by ``weight`` (the row space of the SVD's singular values above rel s_1, by the normal equations
+    where A A^T is well conditioned: linalg.rank.row_space_filter's projector). A (m, n + 1) holds only holonomic
+    rows (the caller's condition)."""
     n = qe.shape[0] - 1
-    qe[:n] = x
+    for i in range(n):
+        out[i] = err[i]
+        dv = 0.0
+        for j in range(nf):
+            if flow:
+                tij, dtij = y[n + nf + i * nf + j], err[n + nf + i * nf + j]
+                dv += tij * err[n + j] + dtij * (y[n + j] - err[n + j])
+            else:
+                dv += T[i, j] * err[n + j]
+        out[n + i] = dv
+    qe[:n] = y[:n]
     qe[n] = 0.0
     ve[:] = 0.0
     assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
@@ -200,38 +211,10 @@ def tangent_filter(x, err, nf, flow, weight, rel, prim, pval, mcols, mloc, mvec,
                 if s[i] > rel * s[0]:
                     k += 1
     normal = np.empty(n)
-    _normal_part(A, n, gram, G, Wt, k, err[:n].copy(), normal)
-    for j in range(n):
-        err[j] -= (1.0 - weight) * normal[j]
-    if not flow:
-        return
-    col = np.empty(n)
-    for c in range(nf):
-        for i in range(n):
-            col[i] = err[n + nf + i * nf + c]
-        _normal_part(A, n, gram, G, Wt, k, col, normal)
-        for i in range(n):
-            err[n + nf + i * nf + c] -= normal[i]
-
-
-@njit(cache=True)
-def velocity_error(err, y, n, nf, T, rtol, atol):
-    """err[n:n + nf] <- formulations.velocity_error.physical_velocity_error(T, w, err[n:n + nf], rtol, atol) with
-    w = y[n:n + nf]: the error of w measured as the physical velocity error T dw (Hairer, Norsett & Wanner I,
-    eq. 4.11, scales of v = T w at the step's end), in place; T (n, nf) the step's basis."""
-    if nf == 0:
-        return
-    ss = 0.0
-    for i in range(n):
-        v, dv = 0.0, 0.0
-        for j in range(nf):
-            v += T[i, j] * y[n + j]
-            dv += T[i, j] * err[n + j]
-        u = dv / (atol + rtol * abs(v))
-        ss += u * u
-    size = np.sqrt(ss) / np.sqrt(nf)
-    for j in range(nf):
-        err[n + j] = (atol + rtol * abs(y[n + j])) * size
+    for half in range(2):
+        _normal_part(A, n, gram, G, Wt, k, out[half * n:(half + 1) * n].copy(), normal)
+        for j in range(n):
+            out[half * n + j] -= (1.0 - weight) * normal[j]
 
 
 @njit(cache=True)

@@ -5,9 +5,9 @@ prescribed motions or nonholonomic rows.
 The readable reference, which defines the numbers, is ``RungeKutta._adaptive_attempts`` (integrate/explicit.py:
 Hairer, Norsett & Wanner, Solving ODEs I, Sect. II.4 error norm (4.11) and step-size formula (4.13)) with the
 formulation's ``rhs`` (:func:`.nullspace_rhs_kernels.continuation_rhs`, :func:`.nullspace_rhs_kernels.flow_rhs`) and its
-error filter (``ContinuationEquations._position_error``, ``NullSpaceEquations._tangent_error``, here
-:func:`.nullspace_kernels.tangent_filter` and :func:`.nullspace_kernels.velocity_error`); the controller, the error
-norm and the stage sums are those of :mod:`.rk_kernels`. tests/test_fast_nullspace.py checks that both take the same steps. A right-hand side the kernels
+error measure on the physical state [x, v] (``NullSpaceEquations.error_measure``, formulations.velocity_error; here
+:func:`.nullspace_kernels.physical_error`, with v at the step's ends the x-parts of its first and last stages); the
+controller, the error norm and the stage sums are those of :mod:`.rk_kernels`. tests/test_fast_nullspace.py checks that both take the same steps. A right-hand side the kernels
 decline (path < 0: a singular configuration near, X^T M X not positive definite) or that is not finite, a step below
 the minimum and a state inside the singular window (2 n entries: the lagrange equations) are handed back before
 they happen: the caller repeats that attempt on the reference path.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .nullspace_kernels import tangent_filter, velocity_error
+from .nullspace_kernels import physical_error
 from .nullspace_rhs_kernels import continuation_rhs, flow_rhs
 from .rk_kernels import HAND_BACK, OK, _combine, _error_norm, _factor, attempt_end, next_step
 
@@ -65,6 +65,9 @@ def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs,
     s, order, stretch = tab[4], tab[6], tab[7]
     N, n = y.shape[0], filt[7].shape[0] - 1
     y_new, err_vec = np.empty(N), np.empty(N)
+    phys, p_old, p_new = np.empty(2 * n), np.empty(2 * n), np.empty(2 * n)     # [x, v]: error, start, end
+    p_old[:n] = y[:n]
+    p_old[n:] = K[0][:n]
     rejected, n_rejected, nfev, err = False, 0, 0, 0.0
     while True:
         if h_abs < min_step:
@@ -76,13 +79,21 @@ def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs,
         if not ok:
             return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
         _combine(np.empty(0), t_new - t, tab[3], K, s, err_vec)
-        tangent_filter(y_new[:n], err_vec, nf, not cont, *filt)
         if cont:
             T = cargs[3]
         else:
             T = y_new[n + nf:].reshape((n, nf))
-        velocity_error(err_vec, y_new, n, nf, T, tols[0], tols[1])
-        err = _error_norm(err_vec, y, y_new, tols[0], tols[1])
+        physical_error(y_new, err_vec, nf, not cont, T, *filt, phys)
+        p_new[:n] = y_new[:n]
+        if tab[5]:
+            p_new[n:] = K[s - 1][:n]
+        else:
+            out, ok = _rhs(y_new, cont, cargs, fargs, counts)
+            nfev += 1
+            if not ok:
+                return HAND_BACK, t, y_new, h_abs, 0.0, err, n_rejected, nfev, rejected
+            p_new[n:] = out[:n]
+        err = _error_norm(phys, p_old, p_new, tols[0], tols[1])
         if err <= 1.0:
             break
         n_rejected += 1

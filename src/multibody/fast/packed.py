@@ -145,16 +145,19 @@ class CompiledWorkspace(Workspace):
     def solve_positions(self, q, t, tol):
         """q projected onto Phi(q, t) = 0 as kinematics.solve_positions does without held coordinates (the same
         pinned Gauss-Newton iterations, fast.project_kernels), or None where it did not converge (the caller then
-        runs the reference, which raises the explanatory error)."""
+        runs the reference, which raises the explanatory error; also where numba's SVD did not converge)."""
         from ..kinematics import PINNED_DRIFT
         from .project_kernels import project_positions
         p, L, x = self.pack, self.model.length_scale, np.array(q, dtype=float)
         if not self.m:
             return None
         p.drive(t, self.shift, self.dshift, self.ddf)
-        ok = project_positions(x, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift, tol.position * L,
-                               tol.pin * PINNED_DRIFT * L, tol.max_iterations, tol.polish, tol.pin, self.qe, self.ve,
-                               self.A, self.gamma, self.phi)
+        try:
+            ok = project_positions(x, p.prim, p.pval, p.poff, p.mcols, p.mloc, p.mvec, self.shift, tol.position * L,
+                                   tol.pin * PINNED_DRIFT * L, tol.max_iterations, tol.polish, tol.pin, self.qe,
+                                   self.ve, self.A, self.gamma, self.phi)
+        except ValueError:      # numba's SVD did not converge (seen under OPENBLAS_CORETYPE=Prescott): the reference
+            return None
         return x if ok else None
 
 

@@ -50,8 +50,7 @@ import scipy.linalg as sla
 
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
-from ..linalg.rank import (NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, min_norm_solve, pivoted_qr,
-                           row_space_filter)
+from ..linalg.rank import NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, min_norm_solve, pivoted_qr
 from ..linalg.tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogonalize
 from ..fast.lapack import fast_pivoted_qr
 from ..fast.nullspace import fast_nullspace_rhs
@@ -59,7 +58,7 @@ from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
 from .singular import SingularTracker
-from .velocity_error import physical_velocity_error
+from .velocity_error import PhysicalStates, physical_error, velocity_change
 
 BASES = ("continuation", "flow", "recompute")
 
@@ -79,7 +78,7 @@ NULLSPACE_REGULARIZATION = Regularization(rel=1e-7)
 PFAFFIAN_RATE_STEP = 1e-5
 
 
-class NullSpaceEquations(Formulation):
+class NullSpaceEquations(PhysicalStates, Formulation):
     """Maggi-Kane equations in a QR tangent basis (module docstring); :class:`NullSpace` adds the singular window."""
 
     name = "nullspace"
@@ -105,8 +104,7 @@ class NullSpaceEquations(Formulation):
         # running max, no list per step, so memory stays flat however long the run)
         self._wmax = 0.0
         self.events: list[dict] = []
-        self.tols = None         # (rtol, atol) of the run (set_tolerance): the error of w measured physically
-        self.error_filter = self._tangent_error
+        self.error_filter = None         # the local error is measured on [x, v] (error_measure)
         self.dense_note = _dense_note(model)
 
     # ------------------------------------------------------------------ state layout
@@ -123,7 +121,7 @@ class NullSpaceEquations(Formulation):
 
     def compiled_attempts(self):
         """The compiled step attempts (fast.nullspace.NullSpaceAttempts) where they reproduce this formulation's
-        right-hand side and error filter (fast.nullspace.attempts_apply), else None (integrate.explicit_compiled)."""
+        right-hand side and error measure (fast.nullspace.attempts_apply), else None (integrate.explicit_compiled)."""
         from ..fast.nullspace import NullSpaceAttempts, attempts_apply
         return NullSpaceAttempts if attempts_apply(self) else None
 
@@ -267,39 +265,43 @@ class NullSpaceEquations(Formulation):
     def _store(self, t, pqr, w, T):
         self._last = (t, pqr.rank, pqr.R_diag, w.copy(), T.copy())
 
-    def _tangent_error(self, t, y, err):
-        """Local error with the normal part of x weighted by NORMAL_ERROR_WEIGHT (as in Lagrange: the projection
-        removes it, but it must stay small enough for the projection to land on the same assembly branch; removed
-        altogether, a driven slider-crank with no free motion had no error to control and took one step from
-        0.15 s to 1 s onto the mirror assembly) and without the normal part of T (re-orthogonalisation). The
-        tangential error of T is kept; the error of w is measured as the physical velocity error T dw it makes
-        (:meth:`_velocity_error`)."""
+    def error_measure(self, t_old, y_old, t_new, y_new, err):
+        """The local error and both end states on the physical state [x, v] (integrate.explicit.RungeKutta's
+        ``error_measure``; formulations.velocity_error): dv from :func:`.velocity_change` (``flow``: dT w + T dw - dT dw;
+        a chart: T dw), the normal parts of dx and dv at :meth:`normal_weight`. A state of the singular window's
+        layout [q, v] is measured as it is."""
         n = self.model.n
-        fast = self.fast_rhs.tangent_error(y[:n], err, True, NORMAL_ERROR_WEIGHT) if self.fast_rhs else None
-        if fast is not None:        # compiled: the same projector (tests/test_fast_nullspace.py)
-            return self._velocity_error(y, err, fast)
-        out = err.copy()
-        A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
-        tangent = row_space_filter(A[: self.ws.m], err[:n])        # positions: holonomic normal only
-        out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
-        if self.f:
-            f = self.f
-            out[n + f:] = row_space_filter(A, err[n + f:].reshape(n, f)).ravel()
-        return self._velocity_error(y, err, out)
+        if y_new.shape[0] == 2 * n:
+            return err, y_old, y_new
+        e = self._physical_error(t_new, y_new, err)
+        return e, self._physical(t_old, y_old), self._physical(t_new, y_new)
 
-    def _velocity_error(self, y, err, out):
-        """out with the error of w measured as the physical velocity error T dw it makes, componentwise with the
-        scales of v = T w (formulations.velocity_error; T of y: the step's chart for ``continuation``); out unchanged
-        before the run has told its tolerances (set_tolerance)."""
-        if self.tols is None or not self.f:
-            return out
+    @property
+    def normal_weight(self) -> float:
+        """Weight of the parts of dx and dv normal to the constraints in the measured error. ``continuation``:
+        NORMAL_ERROR_WEIGHT, as lagrange's filter (the projection removes them, but they must stay small enough for
+        it to land on the same assembly branch; removed altogether, a driven slider-crank with no free motion had no
+        error to control and took one step from 0.15 s to 1 s onto the mirror assembly): its velocity X w satisfies
+        A X = 0 at every stage. ``flow`` (and ``recompute``, whose T is integrated too): 1, measured whole: within the step the normal part of the integrated T acts
+        on the motion at first order (z = (T^T M T)^-1 T^T (f - M beta'') projects the forces through it, x' = T w
+        leaves the manifold along it), so it is an error the step makes, not one the projection removes before it
+        acts (N-four-bar with 10 cells, dop853, rtol = atol = 1e-10: tip 1.68e-6 m at NORMAL_ERROR_WEIGHT, 4.2e-7 m
+        whole; lagrange 1.6e-7). Outside the singular window the round-off along the vanishing directions is below the
+        tolerance (crossing_window.window_ratio), so the whole measure does not make the steps collapse there."""
+        return NORMAL_ERROR_WEIGHT if self.basis == "continuation" else 1.0
+
+    def _physical_error(self, t, y, err):
+        """[dx, dv] filtered (formulations.velocity_error.physical_error; compiled where the model allows)."""
         n, f = self.model.n, self.f
-        _, w, T = self.unpack(y)
-        if self.fast_rhs is not None:   # compiled: the sums of the compiled attempts (fast.nullspace_rk), bitwise
-            self.fast_rhs.velocity_error(y, out, T, *self.tols)
-            return out
-        out[n:n + f] = physical_velocity_error(T, w, err[n:n + f], *self.tols)
-        return out
+        x, w, T = self.unpack(y)
+        flow = self.basis != "continuation"
+        if self.fast_rhs is not None:   # compiled: the numbers of the compiled attempts (fast.nullspace_rk), bitwise
+            out = self.fast_rhs.physical_error(y, err, T, flow, self.normal_weight)
+            if out is not None:
+                return out
+        dv = velocity_change(T, w, err[n:n + f], err[n + f:].reshape(n, f) if flow else None)
+        A = self.ws.velocity_constraints(t, x, np.zeros(n))[1]
+        return physical_error(err[:n], dv, A, self.ws.m, self.normal_weight)
 
     # ------------------------------------------------------------------ output
     def channels(self, t, y):
@@ -329,14 +331,9 @@ class NullSpaceEquations(Formulation):
 
 
 class TrackedRatio:
-    """Mixin before :class:`.crossing_window.CrossingWindow`: keeps the run's tolerances (the error of w,
-    :meth:`NullSpaceEquations._velocity_error`) and gives the window its rho = sigma_r / sigma_1 of the holonomic rows at an
+    """Mixin before :class:`.crossing_window.CrossingWindow`: gives the window its rho = sigma_r / sigma_1 of the holonomic rows at an
     accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) from the singular values the
     singular tracker took of the same A there (without nonholonomic rows C = A): one SVD per accepted state, not two."""
-
-    def set_tolerance(self, rtol: float, atol: float) -> None:
-        self.tols = (float(rtol), float(atol))
-        super().set_tolerance(rtol, atol)
 
     def _ratio(self, t, q):
         kept = self.tracker.accepted_values

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..errors import SimulationError
-from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_space_filter
+from ..linalg.rank import min_norm_solve, pivoted_qr
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
@@ -57,7 +57,6 @@ class ContinuationEquations(NullSpaceEquations):
     def __init__(self, model, **options):
         super().__init__(model, basis="flow", **options)
         self.basis = "continuation"
-        self.error_filter = self._position_error
         self._charts: list[Chart] = []     # the charts of the last three steps (the newest last)
         self._memo = None                  # (t, Q1, T, y, x', compiled dynamics or None) of the last _xdot
 
@@ -234,19 +233,6 @@ class ContinuationEquations(NullSpaceEquations):
         out["qd_ind"] = (y[self.model.n:], out["qd_ind"][1])
         out["T"] = (T.ravel(), out["T"][1])
         return out
-
-    def _position_error(self, t, y, err):
-        """The local error with the normal part of x weighted by NORMAL_ERROR_WEIGHT (as in :mod:`.nullspace`);
-        the error of w measured as the physical velocity error T dw it makes (NullSpaceEquations._velocity_error)."""
-        n = self.model.n
-        fast = self.fast_rhs.tangent_error(y[:n], err, False, NORMAL_ERROR_WEIGHT) if self.fast_rhs else None
-        if fast is not None:
-            return self._velocity_error(y, err, fast)
-        out = err.copy()
-        A = self.ws.velocity_constraints(t, y[:n], np.zeros(n))[1]
-        tangent = row_space_filter(A[: self.ws.m], err[:n])
-        out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
-        return self._velocity_error(y, err, out)
 
 
 class ContinuationNullSpace(TrackedRatio, CrossingWindow, ContinuationEquations):

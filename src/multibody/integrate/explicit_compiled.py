@@ -16,7 +16,7 @@ from .tableaux import TABLEAUX
 
 
 class CompiledRungeKutta(RungeKutta):
-    """RungeKutta on ``form.rhs`` with ``form.error_filter``, its attempts by :class:`multibody.fast.rk.CompiledAttempts`
+    """RungeKutta on ``form.rhs`` with ``form.error_filter`` and ``form.error_measure``, its attempts by :class:`multibody.fast.rk.CompiledAttempts`
     (spatial models: :class:`multibody.fast.spatial_rk.SpatialAttempts`)."""
 
     def __init__(self, form, t0, y0, t_bound, *, tableau, rtol, atol, max_step=np.inf,
@@ -24,7 +24,8 @@ class CompiledRungeKutta(RungeKutta):
         from ..fast.rk import CompiledAttempts
         from ..fast.spatial_rk import SpatialAttempts, spatial_applies
         super().__init__(form.rhs, t0, y0, t_bound, tableau=tableau, rtol=rtol, atol=atol, controller=controller,
-                         max_step=max_step, error_filter=form.error_filter)
+                         max_step=max_step, error_filter=form.error_filter,
+                         error_measure=getattr(form, "error_measure", None))
         self.form = form
         attempts = attempts or (SpatialAttempts if spatial_applies(form) else CompiledAttempts)
         self.compiled = attempts(form, self.tableau, self.rtol, self.atol, controller, PI_ALPHA_SHIFT,

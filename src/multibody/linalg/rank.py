@@ -67,6 +67,17 @@ def pivoted_qr(A: np.ndarray, tolerance: RankTolerance = RankTolerance()) -> Piv
     return PivotedQR(Q, R, perm, rank, diag, tolerance)
 
 
+def svd(A: np.ndarray, full_matrices: bool = True, compute_uv: bool = True):
+    """numpy.linalg.svd (LAPACK gesdd), or where it does not converge LAPACK gesvd (scipy.linalg.svd), the QR-iteration
+    SVD that converges where the divide-and-conquer one may not (Demmel, Applied Numerical Linear Algebra, Sect. 5.4):
+    seen under OPENBLAS_CORETYPE=Prescott on the N-four-bar with 10 cells, A (62, 63) with ten singular values
+    ~1e-13, in the singular tracker's projection."""
+    try:
+        return np.linalg.svd(A, full_matrices=full_matrices, compute_uv=compute_uv)
+    except np.linalg.LinAlgError:
+        return sla.svd(A, full_matrices=full_matrices, compute_uv=compute_uv, lapack_driver="gesvd", check_finite=False)
+
+
 def _rank_from_diag(diag: np.ndarray, tol: RankTolerance) -> int:
     if diag.size == 0 or diag[0] <= tol.atol:
         return 0
@@ -77,7 +88,7 @@ def generic_ratio(A: np.ndarray, generic: int, tolerance: RankTolerance = RankTo
     """(sigma_r / sigma_1, r, sigma_1) of A by its singular values, r = max(``generic``, rank of A): the generic rank
     is the largest rank seen along a run, and sigma_r falls to zero at a singular configuration (paper 000 Sect.
     2.5). The ratio is 1 without rows, for A = 0 or while r = 0."""
-    s = np.linalg.svd(A, compute_uv=False)
+    s = svd(A, compute_uv=False)
     if not s.size or s[0] <= 0:
         return 1.0, generic, 0.0
     generic = max(generic, int(np.count_nonzero(s > tolerance.rtol * s[0])))
@@ -107,7 +118,7 @@ def pinned_solve(A: np.ndarray, r: np.ndarray, pin: float) -> tuple[np.ndarray, 
     full weight (see :func:`row_space_filter`)."""
     if A.size == 0:
         return np.zeros(A.shape[1]), np.zeros(A.shape[0]), 0.0
-    U, s, Wt = np.linalg.svd(A, full_matrices=False)
+    U, s, Wt = svd(A, full_matrices=False)
     k = int(np.count_nonzero(s > pin * s[0])) if s[0] > 0 else 0
     c = U[:, :k].T @ r
     return Wt[:k].T @ (c / s[:k]), U[:, :k] @ c, float(s[0])
@@ -160,7 +171,7 @@ def gauss_solve(M: np.ndarray, A: np.ndarray, f: np.ndarray, gamma: np.ndarray,
     m, n = A.shape
     if m == 0:
         return small_solve(M, f)
-    U, s, Wt = np.linalg.svd(A, full_matrices=True)
+    U, s, Wt = svd(A, full_matrices=True)
     W, k = Wt.T, len(s)
     if s[0] == 0:
         return small_solve(M, f)
@@ -189,6 +200,6 @@ def row_space_filter(A: np.ndarray, x: np.ndarray, rel: float = 1e-13) -> np.nda
     """x (n,) or (n, k) with its components in the row space of A removed: (I - A^+ A) x."""
     if A.size == 0:
         return x
-    _, s, Wt = np.linalg.svd(A, full_matrices=False)
+    _, s, Wt = svd(A, full_matrices=False)
     rows = Wt[s > rel * s[0]] if s[0] > 0 else Wt[:0]
     return x - rows.T @ (rows @ x)
