@@ -52,6 +52,7 @@ from ..linalg.rank import RankTolerance, min_norm_solve
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
 from .partition_guard import PartitionGuard
+from .velocity_error import PhysicalStates
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class SwitchPolicy:
             raise MultibodyError(f"unknown criterion metric '{self.metric}' (mass or geometry).")
 
 
-class PartitioningEquations(Formulation):
+class PartitioningEquations(PhysicalStates, Formulation):
     """Paper 001's equations in [q, v_I] (the module docstring); :class:`Partitioning` adds the singular window.
 
     independent: initial independent coordinates (names or indices); default: the best set by the
@@ -167,16 +168,6 @@ class PartitioningEquations(Formulation):
             return self.guard.reject(y_old, y_new), y_old, y_new     # the set degraded inside the attempt
         p_new, p_old = self._physical(t_new, y_new), self._physical(t_old, y_old)
         return p_new - np.concatenate(self.split(t_new, y_new - err)), p_old, p_new
-
-    def _physical(self, t, y):
-        """[q, v] of the state y (the last two kept: the step's start and end, which dop853's two error estimates and
-        the attempts of one step ask for again)."""
-        for t_k, y_k, p in self._phys_memo:
-            if t_k == t and np.array_equal(y_k, y):
-                return p
-        p = np.concatenate(self.split(t, y))
-        self._phys_memo = self._phys_memo[-1:] + [(t, y.copy(), p)]
-        return p
 
     def rhs(self, t, y):
         """[v, v_I'] (eqs 7-14). A guarded stage (formulations.partition_guard) where C_D is singular records quality 0

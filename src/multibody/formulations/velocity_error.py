@@ -57,8 +57,7 @@ def physical_error(dx: np.ndarray, dv: np.ndarray, A: np.ndarray, m: int,
 class PhysicalStates:
     """Mixin of a formulation with ``split(t, y) -> (q, v)`` that measures its error on [q, v] (``error_measure``):
     :meth:`_physical` keeps the physical states of the last two states asked for (the step's start and end, which
-    dop853's two error estimates and the attempts of one step ask for again). (partitioning keeps the same memo in
-    its own ``_physical``; it can inherit this one.)"""
+    dop853's two error estimates and the attempts of one step ask for again). Nullspace and partitioning both inherit it."""
 
     _phys_memo: list = []
 
