@@ -21,7 +21,7 @@ from multibody.assembly import Workspace
 from multibody.errors import SimulationError
 from multibody.formulations.extended_generic import generic_precision
 from multibody.formulations.extended_projection import extended_available, polish
-from multibody.formulations.extended_residuals import covered, needs_trig, residuals
+from multibody.formulations.extended_residuals import covered, gains, needs_trig, residuals
 from multibody.formulations.extended_spatial import terms
 from multibody.formulations.lagrange import PIN
 from multibody.kinematics import KinematicTolerance, solve_positions, solve_velocities
@@ -182,8 +182,8 @@ def _circle(extended: bool):
 
 def test_generic_rows_with_the_users_extended_residual(rng):
     """With ``extended`` the Generic rows are the user's double-double function: exact to its own error analysis
-    (two products and two sums, <= 8 eps_dd of the terms); without, the user's double function (lo = 0), and the
-    group says which."""
+    (two products and two sums, <= 8 eps_dd of the terms); without, the user's double function (lo = 0), the group
+    says which, and a model with only such rows is not polished (nothing would gain a digit)."""
     q = (np.array([0.6 + 1e-3 * rng.standard_normal(), 0.8, 0.0]), np.array([3e-18, -2e-18, 0.0]))
     v = (np.array([-0.8, 0.6, 0.0]), np.array([1e-17, 0.0, 0.0]))
     x, y = _exact(_at(q, 0)), _exact(_at(q, 1))
@@ -191,6 +191,7 @@ def test_generic_rows_with_the_users_extended_residual(rng):
     with_ext, without = _circle(True), _circle(False)
     assert [generic_precision(g) for g in (*with_ext.constraints, *without.constraints)] == \
         ["double-double (user)", "double"]
+    assert gains(with_ext) and not gains(without)       # a model of double rows only has nothing to polish
     phi, rate = residuals(with_ext, 0.0, q, None), residuals(with_ext, 0.0, q, None, v)
     assert abs(_exact(_at(phi, 0)) - (x * x + y * y - 1)) <= 8 * EPS_DD * (x * x + y * y + 1)
     assert abs(_exact(_at(rate, 0)) - 2 * (x * vx + y * vy)) <= 8 * EPS_DD * 2 * (abs(x * vx) + abs(y * vy))

@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg import double_double as dd
-from .extended_residuals import Trig, covered, needs_trig, residuals
+from .extended_residuals import Trig, covered, gains, needs_trig, residuals
 
 #: corrections of q and of v in long double (Gauss-Newton: each multiplies the residual by ~ its own round-off)
 POSITION_STEPS = 2
@@ -101,9 +101,10 @@ def polish(model, ws, t, q, v, pin: float, arithmetic: str | None = None):
     truncated SVD of A at q (directions with s_i > pin s_max, as the projection it follows:
     linalg.rank.pinned_solve); None where the model has nonholonomic rows, sigma_min / sigma_max >=
     POLISH_BELOW (nothing to gain) or the arithmetic does not apply (long double no wider than double, or a
-    Generic group with long double; a constraint group of a class extended_residuals does not know)."""
+    Generic group with long double; a constraint group of a class extended_residuals does not know; only Generic
+    groups without their extended residuals, whose rows double-double cannot make more accurate)."""
     arithmetic = arithmetic or ARITHMETIC
-    if arithmetic == "double-double" and not covered(model):
+    if arithmetic == "double-double" and not (covered(model) and gains(model)):
         return None
     if not extended_available(arithmetic) or ws.h or ws.m == 0:
         return None

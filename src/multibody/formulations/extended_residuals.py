@@ -125,6 +125,12 @@ def covered(model) -> bool:
     return all(type(g) in _GROUPS or spatial_covers(g) or isinstance(g, Generic) for g in model.constraints)
 
 
+def gains(model) -> bool:
+    """True when some row is evaluated in more than double: a group other than a Generic without its extended
+    residual (a model of such Generic groups only has nothing to polish: formulations.extended_generic)."""
+    return any(not isinstance(g, Generic) or g.extended_fun is not None for g in model.constraints)
+
+
 def residuals(model, t, qe, trig, ve=None, memo=None):
     """Phi(q, t) (ve None) or A(q) v + Phi_t (ve given) as one double-double over the model's rows, at the
     extended coordinates qe and velocities ve ((n + 1,) double-doubles, last entry 0) with trig = Trig at qe
