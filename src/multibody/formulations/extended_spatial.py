@@ -26,13 +26,15 @@ of the same rows uses the same numbers).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..linalg import double_double as dd
 from ..model.director import QuadraticConstraints
 from ..model.director_drivers import AngleDriver, SlideDriver, motion_values
 
-#: the terms of each group, built once: id(group) -> (group, terms) (the group kept so that its id stays its own)
+#: the terms of each group, built once: (id(group), ground) -> terms, dropped when the group is collected
 _TERMS: dict = {}
 
 
@@ -97,8 +99,9 @@ def terms(g, ground: int) -> Terms:
             out = Terms(g.H.reshape(2 * k, w, w), g.g.reshape(2 * k, w), g.c.reshape(2 * k), cols, ground)
         else:
             out = Terms(g.H, g.g, g.c, g.cols, ground)
-        _TERMS[key] = (g, out)
-    return _TERMS[key][1]
+        _TERMS[key] = out
+        weakref.finalize(g, _TERMS.pop, key, None)      # a sweep's many models do not accumulate here
+    return _TERMS[key]
 
 
 def covers(g) -> bool:
