@@ -48,6 +48,10 @@ gamma : callable, optional
     ``gamma(q, v, t) -> (r,)``, the right-hand side of A q'' = gamma.
 rows : int, optional
     Number of rows r; default the size of ``phi(0, 0)``.
+extended : callable, optional
+    ``extended(q, v, t)`` with q, v double-doubles (pairs (hi, lo) of (n,) float arrays; v None for Phi) ->
+    Phi or Phi_q v + Phi_t as a double-double pair of (r,) arrays (multibody.linalg.double_double), for the
+    extended-precision polish next to a singular configuration; without it these rows stay in double there.
 
 Returns
 -------

@@ -220,6 +220,10 @@ gamma : callable, optional
     ``gamma(q, v, t) -> (r,)``.
 rows : int, optional
     Number of rows; default the size of ``phi(0, 0)``.
+extended : callable, optional
+    ``extended(q, v, t)`` with q, v double-doubles (pairs (hi, lo) of (n,) float arrays; v None for Phi) ->
+    Phi or Phi_q v + Phi_t as a double-double pair of (r,) arrays (multibody.linalg.double_double), for the
+    extended-precision polish next to a singular configuration; without it these rows stay in double there.
 
 """ + _USER.format(taken=_NAME_TAKEN, fun="phi") + """
 

@@ -226,7 +226,7 @@ potential : callable, optional
     V(q) -> float in J, used only for the energy output (``forces`` must then contain -dV/dq).
 constraints : iterable, optional
     Dicts with keys "name", "phi" (callable Phi(q, t) -> (r,)) and optionally "jacobian", "phi_t",
-    "gamma", "rows", or prebuilt ConstraintGroups.
+    "gamma", "rows", "extended" (as ``ModelBuilder.constraint``), or prebuilt ConstraintGroups.
 q0 : (n,) array_like
     Initial positions (a guess until assembled).
 v0 : (n,) array_like, optional

@@ -18,16 +18,19 @@ Phi(q) and A(q) v + Phi_t in extended precision and corrects q and v with the do
 to the residuals' round-off and to the rounding of q to double along the vanishing direction, which moves Phi_w
 only by s_w ulp(q). Two arithmetics (``ARITHMETIC``):
 
-- ``"double-double"`` (the default, every IEEE double platform): formulations.extended_residuals evaluates the
-  planar primitives with error-free transformations (linalg.double_double, relative error ~1e-31), cos and sin of
-  the angles included: a double cos is faithful only to ~1 ulp, which moves Phi by ~1e-16 L, as much as the
-  round-off c it must remove. cos / sin are taken once per call at the projected q (a Cody-Waite reduction,
-  a table at j / 64, Taylor) and carried to the corrected q = q_0 + d by the angle-sum formulas (|d| <= 1e-8:
-  cos d = 1 - d^2 / 2, sin d = d - d^3 / 6 to < 5e-34).
+- ``"double-double"`` (the default and the only one a run takes by itself, every IEEE double platform):
+  formulations.extended_residuals evaluates the planar primitives with error-free transformations
+  (linalg.double_double, relative error ~1e-31), cos and sin of the angles included: a double cos is faithful only
+  to ~1 ulp, which moves Phi by ~1e-16 L, as much as the round-off c it must remove. cos / sin are taken once per
+  call at the projected q (a Cody-Waite reduction, a table at j / 64, Taylor) and carried to the corrected
+  q = q_0 + d by the angle-sum formulas (|d| <= 1e-8: cos d = 1 - d^2 / 2, sin d = d - d^3 / 6 to < 5e-34). The
+  spatial director constraints (quadratic in q) go through formulations.extended_spatial (TwoProduct and
+  double-double sums, ~1e-30 of the largest term), a user's Generic rows through formulations.extended_generic:
+  the user's own double-double function where given, else double (the same on every platform, said there).
 - ``"long double"``: numpy's long double (x86-64's 80-bit, eps_x = 1.1e-19; the constraint groups evaluate in the
   precision of the arrays they are given). On Windows and Apple-silicon macOS long double is double, so this
-  arithmetic removes nothing there; it is kept for the models double-double does not cover (Generic and the
-  spatial director constraints, where it applies on x86-64 only) and for comparison.
+  arithmetic removes nothing there; kept only for comparison (benchmarks/extended_precision.py, the tests): a run
+  never chooses it by itself, so its result does not depend on the platform's long double.
 
 Measured. Long double on the same run: the velocity stays within 4e-12 of the exact one down to 2e-4 s from the
 crossing (2e-10 at 1e-3 s before), and together with the crossing step (simulation.crossings.CrossingMonitor.steer)
@@ -40,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg import double_double as dd
-from .extended_residuals import Trig, covered, residuals
+from .extended_residuals import Trig, covered, gains, needs_trig, residuals
 
 #: corrections of q and of v in long double (Gauss-Newton: each multiplies the residual by ~ its own round-off)
 POSITION_STEPS = 2
@@ -97,11 +100,12 @@ def polish(model, ws, t, q, v, pin: float, arithmetic: str | None = None):
     VELOCITY_STEPS in long double), residuals in extended precision (``arithmetic``, default ARITHMETIC), A_pin the
     truncated SVD of A at q (directions with s_i > pin s_max, as the projection it follows:
     linalg.rank.pinned_solve); None where the model has nonholonomic rows, sigma_min / sigma_max >=
-    POLISH_BELOW (nothing to gain) or the arithmetic does not apply (long double no wider than double; a
-    constraint group double-double does not cover and long double not wider)."""
+    POLISH_BELOW (nothing to gain) or the arithmetic does not apply (long double no wider than double, or a
+    Generic group with long double; a constraint group of a class extended_residuals does not know; only Generic
+    groups without their extended residuals, whose rows double-double cannot make more accurate)."""
     arithmetic = arithmetic or ARITHMETIC
-    if arithmetic == "double-double" and not covered(model):
-        arithmetic = "long double"
+    if arithmetic == "double-double" and not (covered(model) and gains(model)):
+        return None
     if not extended_available(arithmetic) or ws.h or ws.m == 0:
         return None
     inverse = _inverse(ws, t, q, pin)
@@ -124,18 +128,20 @@ def _polish_long(model, ws, t, q, v, inverse):
 
 
 def _polish_dd(model, ws, t, q, v, inverse):
-    """polish in double-double: cos / sin once at the given q, carried to the corrections by the angle sums."""
+    """polish in double-double: cos / sin (planar primitives only) once at the given q, carried to the corrections
+    by the angle sums."""
     q0 = np.append(q, 0.0)
-    trig0 = Trig.at(dd.dd(q0))
-    if trig0 is None:
+    with_trig = needs_trig(model)
+    trig0 = Trig.at(dd.dd(q0)) if with_trig else None
+    if with_trig and trig0 is None:
         return None
     qx, trig = dd.dd(q0), trig0
     for i in range(DD_STEPS):
-        if i:
+        if i and with_trig:
             trig = trig0.shifted(dd.sub(qx, dd.dd(q0))) or Trig.at(qx)
         qx = dd.sub(qx, dd.dd(np.append(inverse(dd.to_float(residuals(model, t, qx, trig))), 0.0)))
     qe = np.append(dd.to_float(qx)[:-1], 0.0)
-    trig = trig0.shifted(dd.two_sum(qe, -q0)) or Trig.at(dd.dd(qe))
+    trig = (trig0.shifted(dd.two_sum(qe, -q0)) or Trig.at(dd.dd(qe))) if with_trig else None
     vx, qe_dd, memo = dd.dd(np.append(v, 0.0)), dd.dd(qe), {}
     for _ in range(DD_STEPS):
         vx = dd.sub(vx, dd.dd(np.append(inverse(dd.to_float(residuals(model, t, qe_dd, trig, vx, memo))), 0.0)))

@@ -10,14 +10,19 @@ of the angles too (linalg.double_double.sincos): a double cos is only faithful t
 size as the round-off c ~ 4e-17 of evaluating Phi in double that the projection must get below. The prescribed
 motions f(t) enter in double (their rounding is that of the given time, the same on both branches).
 
-Other groups (Generic, the spatial director constraints) are not covered: :func:`residuals` returns None.
+The spatial director constraints (quadratic in q) are evaluated by formulations.extended_spatial, a user's Generic
+rows by formulations.extended_generic (their own double-double function where the user gives one, else double,
+the same on every platform): every constraint group of the project is covered, no group needs long double.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..linalg import double_double as dd
-from ..model.constraints import Angle, Coincident, CoordinateDriver, Distance, LineProjection
+from ..model.constraints import Angle, Coincident, CoordinateDriver, Distance, Generic, LineProjection
+from .extended_generic import generic_residual
+from .extended_spatial import covers as spatial_covers
+from .extended_spatial import spatial_residual
 
 
 class Trig:
@@ -115,27 +120,48 @@ _GROUPS = {Coincident: _coincident, Distance: _distance, Angle: _angle, LineProj
 
 
 def covered(model) -> bool:
-    """True when every constraint group of the model is a planar primitive this module evaluates."""
-    return all(type(g) in _GROUPS for g in model.constraints)
+    """True when every constraint group of the model has residuals here: the planar primitives, the spatial
+    director groups (formulations.extended_spatial) and Generic (formulations.extended_generic)."""
+    return all(type(g) in _GROUPS or spatial_covers(g) or isinstance(g, Generic) for g in model.constraints)
+
+
+def gains(model) -> bool:
+    """True when some row is evaluated in more than double: a group other than a Generic without its extended
+    residual (a model of such Generic groups only has nothing to polish: formulations.extended_generic)."""
+    return any(not isinstance(g, Generic) or g.extended_fun is not None for g in model.constraints)
 
 
 def residuals(model, t, qe, trig, ve=None, memo=None):
     """Phi(q, t) (ve None) or A(q) v + Phi_t (ve given) as one double-double over the model's rows, at the
-    extended coordinates qe and velocities ve ((n + 1,) double-doubles, last entry 0) with trig = Trig at qe;
-    None when a group is not a planar primitive. ``memo``: a dict kept while q stays the same (the markers'
-    positions are computed once)."""
+    extended coordinates qe and velocities ve ((n + 1,) double-doubles, last entry 0) with trig = Trig at qe
+    (None: the model has no planar primitive); None when a group is not covered. ``memo``: a dict kept while q
+    stays the same (the markers' positions are computed once)."""
     memo = {} if memo is None else memo
     his, los = [], []
     for g in model.constraints:
-        fn = _GROUPS.get(type(g))
-        if fn is None:
+        out = _group(g, t, qe, ve, trig, memo)
+        if out is None:
             return None
-        out = fn(g, qe, ve, trig, memo)
-        if g.motions:           # Phi -= f(t); Phi_t = -f'(t)
-            shift = np.zeros(g.rows)
-            for row, motion in g.motions:
-                shift[row] = motion(t)[0 if ve is None else 1]
-            out = dd.sub(out, dd.dd(shift))
         his.append(np.asarray(out[0], float).ravel())
         los.append(np.asarray(out[1], float).ravel())
-    return np.concatenate(his), np.concatenate(los)
+    return np.concatenate([np.zeros(0), *his]), np.concatenate([np.zeros(0), *los])
+
+
+def _group(g, t, qe, ve, trig, memo):
+    """One group's rows as a double-double, motions included (None: not covered)."""
+    fn = _GROUPS.get(type(g))
+    if fn is None:
+        out = spatial_residual(g, t, qe, ve)
+        return generic_residual(g, t, qe, ve) if out is None else out
+    out = fn(g, qe, ve, trig, memo)
+    if g.motions:           # Phi -= f(t); Phi_t = -f'(t)
+        shift = np.zeros(g.rows)
+        for row, motion in g.motions:
+            shift[row] = motion(t)[0 if ve is None else 1]
+        out = dd.sub(out, dd.dd(shift))
+    return out
+
+
+def needs_trig(model) -> bool:
+    """True when a planar primitive reads cos / sin of body angles (the Trig of residuals is needed)."""
+    return any(type(g) in _GROUPS for g in model.constraints)

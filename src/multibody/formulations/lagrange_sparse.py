@@ -18,11 +18,11 @@ pinned projection (directions with s_i > PIN s_max), then the extended-precision
 sparse solves enforce and invert every direction down to the pivot ratio SPARSE_PIVOT_RATIO (s_min / s_max ~ 1e-6),
 so the velocity projection put the position round-off along the vanishing directions, amplified by 1 / s^2, into the
 velocity (2e-7 of the speed, 2e5 tolerances at rtol 1e-12, a loud stop 4e-5 s before the first crossing); the dense
-rules pin only s_i > 1e-4 s_max and evaluate the residuals in extended precision (double-double, or long double
-where a model's constraints have no double-double residuals). Why the polish and filter reach further
-than PIN: a direction left uncorrected (s = 5e-5 s_max next to the crossing) kept the residual u^T A v ~ 3e-18 of
-rounding q, whose level set turns within the crossing step (measured: its error 8.5 tolerances, 0.15 from the exact
-state; 0.076 with WINDOW_PIN), and with residuals in extended precision its correction errs only by eps_x |v| / s_i. Outside
+rules pin only s_i > 1e-4 s_max and evaluate the residuals in extended precision (double-double,
+formulations.extended_residuals). Why the polish and filter reach further than PIN: a direction left uncorrected
+(s = 5e-5 s_max next to the crossing) kept the residual u^T A v ~ 3e-18 of rounding q, whose level set turns
+within the crossing step (measured: its error 8.5 tolerances, 0.15 from the exact state; 0.076 with WINDOW_PIN),
+and with residuals in extended precision its correction errs only by eps_x |v| / s_i. Outside
 the window every s_i > DENSE_WINDOW s_max: the penalty (mu / s_i)^8 <= 1e-24 and the pin change nothing there, so
 both paths are the same function to round-off and the right-hand side does not jump where the window opens. Its cost:
 one shift-invert Lanczos estimate per step (~1 ms, n = 243), and the dense solves (~15 ms) only for the ~25 ms of

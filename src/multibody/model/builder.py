@@ -152,12 +152,12 @@ class ModelBuilder:
                                                                                    motion=motion)))
         return dname
 
-    def constraint(self, name, phi, *, jacobian=None, phi_t=None, gamma=None, rows=None) -> str:
+    def constraint(self, name, phi, *, jacobian=None, phi_t=None, gamma=None, rows=None, extended=None) -> str:
         """A user holonomic constraint Phi(q, t) on the model's coordinates (see ``Generic``)."""
         if not callable(phi):
             raise ModelError(f"Constraint '{name}' in model '{self.name}': phi must be callable.")
         self._constraints.append(dict(name=name, phi=phi, jacobian=jacobian, phi_t=phi_t, gamma=gamma,
-                                      **({"rows": rows} if rows else {})))
+                                      extended=extended, **({"rows": rows} if rows else {})))
         return name
 
     def knife_edge(self, name, body, *, direction, at=None, on=None) -> str:

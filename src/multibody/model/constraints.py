@@ -172,12 +172,17 @@ class Generic(ConstraintGroup):
     is differentiated by one more complex step (exact). Otherwise g' is taken by complex step and g''
     by a central difference of g' with step ``GAMMA_STEP`` (relative truncation error about 1e-9);
     give ``jacobian`` and ``phi_t`` (or ``gamma``) for an exact gamma.
+
+    ``extended`` (optional): the same residuals in double-double, f(q, v, t) with q, v pairs (hi, lo) (v None:
+    Phi; else Phi_q v + Phi_t), for the projection's extended-precision polish next to a singular configuration;
+    without it those rows are evaluated in double there (formulations.extended_generic says what that means).
     """
 
     phi_fun: object = field(kw_only=True)
     jac_fun: object = field(default=None, kw_only=True)
     phi_t_fun: object = field(default=None, kw_only=True)
     gamma_fun: object = field(default=None, kw_only=True)
+    extended_fun: object = field(default=None, kw_only=True)
     n: int = field(kw_only=True)
 
     STEP = 1e-30        # complex step: any tiny value works, there is no subtraction error

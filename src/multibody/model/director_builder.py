@@ -206,14 +206,14 @@ class SpatialModelBuilder:
         self.loads.append(dict(name=name, kind="torque", i=i, fun=fun, point=None))
         return name
 
-    def constraint(self, name, phi, *, jacobian=None, phi_t=None, gamma=None, rows=None):
+    def constraint(self, name, phi, *, jacobian=None, phi_t=None, gamma=None, rows=None, extended=None):
         """A user holonomic constraint Phi(q, t) on the director coordinates (rows "name.0", ...; see
         :class:`~multibody.model.constraints.Generic`: derivatives by complex step when not given)."""
         self._new_element(name, "a constraint")
         if not callable(phi):
             raise ModelError(f"constraint '{name}' in model '{self.name}': phi must be callable.")
         self.user_constraints.append(dict(name=name, phi=phi, jacobian=jacobian, phi_t=phi_t, gamma=gamma,
-                                          **({"rows": rows} if rows else {})))
+                                          extended=extended, **({"rows": rows} if rows else {})))
         return name
 
     def pfaffian(self, name, psi, *, psi_t=None, gamma=None, rows=None):

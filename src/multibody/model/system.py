@@ -261,11 +261,11 @@ def _generic_group(c, n: int, model_name: str) -> ConstraintGroup:
         cname, phi = c["name"], c["phi"]
     except (KeyError, TypeError):
         raise ModelError(f"Model '{model_name}': a constraint must be a dict with 'name' and 'phi' "
-                         f"(and optionally 'jacobian', 'phi_t', 'gamma'); got {c!r}.") from None
+                         f"(and optionally 'jacobian', 'phi_t', 'gamma', 'extended'); got {c!r}.") from None
     rows = int(c.get("rows", np.size(phi(np.zeros(n), 0.0))))
     labels = tuple(f"{cname}.{i}" for i in range(rows)) if rows > 1 else (f"{cname}.0",)
     return Generic(labels, np.tile(np.arange(n), (rows, 1)), phi_fun=phi, jac_fun=c.get("jacobian"),
-                   phi_t_fun=c.get("phi_t"), gamma_fun=c.get("gamma"), n=n)
+                   phi_t_fun=c.get("phi_t"), gamma_fun=c.get("gamma"), extended_fun=c.get("extended"), n=n)
 
 
 def pfaffian_group(c, n: int, model_name: str):
