@@ -14,8 +14,9 @@ import pytest
 
 from multibody import RunOptions, simulate
 from multibody.errors import MultibodyError
-from multibody.formulations.nullspace_continuation import ContinuationNullSpace, nullspace
-from multibody.formulations.nullspace_sparse import SparseContinuationNullSpace, orthonormal, sigma_extremes
+from multibody.formulations.nullspace_continuation import ContinuationNullSpace
+from multibody.formulations.nullspace_sparse import SparseContinuationNullSpace, nullspace
+from multibody.formulations.sparse_chart import orthonormal, sigma_extremes
 from multibody.kinematics import consistent_state
 from multibody.linalg.rank import pivoted_qr
 from multibody.linalg.tangent import continue_basis

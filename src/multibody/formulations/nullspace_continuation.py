@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from ..errors import MultibodyError, SimulationError
+from ..errors import SimulationError
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, min_norm_solve, pivoted_qr, row_space_filter
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from ..fast.nullspace import fast_nullspace_rhs
@@ -274,14 +274,10 @@ class ContinuationNullSpace(TrackedRatio, CrossingWindow, ContinuationEquations)
         return np.concatenate([q, self._window_step(t, q, v)])
 
 
-def nullspace(model, *, basis: str = "continuation", sparse: bool | None = None, **options) -> NullSpaceEquations:
-    """The nullspace formulation with the named tangent basis: ``continuation`` (eq. 22, this module; on large
-    models with one degree of freedom the sparse path of :mod:`.nullspace_sparse`, ``sparse`` as lagrange's option),
-    ``flow`` (T' = -A^+ A' T integrated with the step) or ``recompute`` (a fresh QR at every step, eqs 8, 25, 28)."""
+def nullspace(model, *, basis: str = "continuation", **options) -> NullSpaceEquations:
+    """The nullspace formulation with the named tangent basis on the dense path: ``continuation`` (eq. 22, this module),
+    ``flow`` (T' = -A^+ A' T integrated with the step) or ``recompute`` (a fresh QR at every step, eqs 8, 25, 28). The
+    registry's ``nullspace`` (formulations.nullspace_sparse.nullspace) adds the sparse path of large models."""
     if basis == "continuation":
-        from .nullspace_sparse import sparse_nullspace
-        return sparse_nullspace(model, sparse, **options) or ContinuationNullSpace(model, **options)
-    if sparse:
-        raise MultibodyError(f"Model '{model.name}': the sparse nullspace path serves --basis continuation only; use "
-                             "sparse=False.")
+        return ContinuationNullSpace(model, **options)
     return NullSpace(model, basis=basis, **options)
