@@ -14,7 +14,9 @@ import pytest
 
 from multibody import RunOptions, simulate
 from multibody.errors import MultibodyError
+from multibody.formulations.nullspace import NullSpace
 from multibody.formulations.nullspace_continuation import ContinuationNullSpace
+from multibody.formulations.nullspace_flow_sparse import SparseFlowNullSpace
 from multibody.formulations.nullspace_sparse import SparseContinuationNullSpace, nullspace
 from multibody.formulations.sparse_chart import orthonormal, sigma_extremes
 from multibody.kinematics import consistent_state
@@ -44,13 +46,15 @@ def test_factory_chooses_the_path():
     assert isinstance(nullspace(model, sparse=True), SparseContinuationNullSpace)
     assert type(nullspace(model)) is ContinuationNullSpace         # small model: the dense path by default
     assert isinstance(nullspace(n_four_bar(cells=40)), SparseContinuationNullSpace)     # n = 243 >= 150
+    assert isinstance(nullspace(model, basis="flow", sparse=True), SparseFlowNullSpace)
+    assert type(nullspace(model, basis="flow")) is NullSpace
 
 
 def test_redundant_rows_are_refused_loudly():
     with pytest.raises(MultibodyError, match="redundant constraint rows"):
         nullspace(double_four_bar_modified(), sparse=True)
-    with pytest.raises(MultibodyError, match="basis continuation only"):
-        nullspace(n_four_bar(cells=CELLS), basis="flow", sparse=True)
+    with pytest.raises(MultibodyError, match="serves --basis continuation and flow"):
+        nullspace(n_four_bar(cells=CELLS), basis="recompute", sparse=True)
 
 
 def test_basis_agrees_with_eq22_and_app_a(run):
@@ -123,13 +127,34 @@ def test_sigma_min_has_the_svd_backward_error(run):
         assert abs(big - s[0]) <= 1e-12 * s[0]
 
 
-@pytest.mark.parametrize("rtol", [1e-6, 1e-10])
-def test_sparse_run_crosses_on_the_branch(rtol):
+def test_flow_equations_agree_with_the_dense_ones(run):
+    """--basis flow: the right-hand side [x', w', vec(T')] at states of the run with T the null vector there, sparse against
+    dense, within the bound of the continuation test (the smooth pseudo-inverse's (mu / s)^2 and the round-off)."""
+    model = n_four_bar(cells=CELLS)
+    dense, sparse = nullspace(model, basis="flow", sparse=False), nullspace(model, basis="flow", sparse=True)
+    q0, v0 = consistent_state(model)
+    for form in (dense, sparse):
+        form.initial_state(0.0, q0, v0)
+    for k in range(0, len(run.t), max(1, len(run.t) // 15)):
+        tk, q, v = run.t[k], run.q[k], run.v[k]
+        s1, sr = sigmas(dense, tk, q)
+        if sr < 1e-2 * s1:
+            continue
+        T = sparse._null(tk, q, sparse._last[4])
+        y = np.concatenate([q, T.T @ v, T.ravel()])
+        bound = 100 * ((dense.reg.rel * s1 / sr) ** 2 + EPS * s1 / sr)
+        a, b = dense.rhs(tk, y), sparse.rhs(tk, y)
+        assert np.abs(a - b).max() <= bound * np.abs(b).max()
+
+
+@pytest.mark.parametrize("rtol,basis", [(1e-6, "continuation"), (1e-10, "continuation"), (1e-6, "flow"),
+                                        (1e-10, "flow")])
+def test_sparse_run_crosses_on_the_branch(rtol, basis):
     """A run through two crossings (t_end 1.5 s) on the sparse path: every crossing of the exact reduction (sign changes
     of sin theta) reported once, the cranks parallel, and the crank tip within 100 rtol of the exact motion
     (theta'' = -k cos theta over 1.5 s, smooth)."""
     r = simulate(n_four_bar(cells=CELLS), t_end=1.5, formulation="nullspace",
-                 options=RunOptions(rtol=rtol, atol=rtol), formulation_options={"sparse": True})
+                 options=RunOptions(rtol=rtol, atol=rtol), formulation_options={"sparse": True, "basis": basis})
     exact = crank_angle_exact_cells(r.t, cells=CELLS)
     expected = int(np.count_nonzero(np.diff(np.sign(np.sin(crank_angle_exact_cells(np.linspace(0, 1.5, 3001),
                                                                                      cells=CELLS)))) != 0))

@@ -36,85 +36,36 @@ t* from the dense QR, once per crossing).
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..errors import MultibodyError, SimulationError
-from ..linalg.rank import NORMAL_ERROR_WEIGHT, pivoted_qr
 from .base import Accelerations
 from .nullspace_continuation import Chart, ContinuationNullSpace, nullspace as dense_nullspace
-from .singular import SingularTracker
-from .sparse_chart import EntryChart, chart_lu, null_basis, orthonormal, sigma_extremes
+from .nullspace_flow_sparse import SparseFlowNullSpace
+from .nullspace_sparse_book import SparseBook, quiet_init
+from .sparse_chart import null_basis
 
-#: relative precision of sigma_r and sigma_1 at the accepted states (the screen for a local minimum below 0.2 sigma_1 and
-#: the singular window's rho, formulations.crossing_window; successive states differ by far more); the golden-section
-#: search of the crossing takes them to full precision
-SCREEN_TOL = 1e-9
-
-
-class SparseTracker(SingularTracker):
-    """formulations.singular.SingularTracker with sigma_r and sigma_1 of the sparse A (:func:`sigma_extremes`): the same
-    accepted-state screen, golden-section search and event."""
-
-    def _sigmas(self, t, x, A=None, tol=SCREEN_TOL):
-        f = self.form
-        A = f.ws.sparse_constraints(t, x, np.zeros_like(x))[1]
-        try:
-            N = orthonormal(null_basis(chart_lu(A, f._chart.T, t), A.shape[0], f.f))
-            low, big, self.start = sigma_extremes(A, N, getattr(self, "start", None), tol)
-        except (SimulationError, spla.ArpackError, RuntimeError):    # K singular or Lanczos not converged: the SVD
-            s = np.linalg.svd(A.toarray(), compute_uv=False)
-            low, big = s[f.generic_rank - 1], s[0]
-        self.values = np.array([big, low])
-        return low, big
-
-    def _objective(self, t) -> float:
-        return self._sigmas(t, self._position(t), tol=0.0)[0]
-
-
-class SparseContinuationNullSpace(ContinuationNullSpace):
+class SparseContinuationNullSpace(SparseBook, ContinuationNullSpace):
     """``--formulation nullspace`` (basis continuation) on the sparse path (module docstring); made by
     :func:`sparse_nullspace` for models with one degree of freedom, independent holonomic rows at the start and no
     nonholonomic rows. The state is [x, w] in the chart T_k; the charts hold T only (Q1 and Omega are not formed)."""
 
     def __init__(self, model, **options):
-        with warnings.catch_warnings():         # the dense path's O(n^3) note does not apply here
-            warnings.simplefilter("ignore", RuntimeWarning)
-            super().__init__(model, **options)
-        self.dense_note = None
-        self.tracker = SparseTracker(self, screen=self.tracker.screen)
-        self.mass0 = sp.csr_matrix(model.mass(model.q0)) if model.mass_matrix is not None else None
-        self._dyn = None            # (t, T, y, dynamics) of the last evaluation
-        self.entries = None         # EntryChart where the workspace is compiled and nothing is prescribed
+        quiet_init(super().__init__, model, **options)
+        self._sparse_init(model)
 
-    def ineligible(self) -> str | None:
-        """Why this path does not apply to the model at its start, or None."""
-        ws, model = self.ws, self.model
-        if ws.h or not ws.m:
-            return "nonholonomic rows or no constraints"
-        A = ws.velocity_constraints(0.0, model.q0, np.zeros(model.n))[1]
-        rank = pivoted_qr(A, self.rank_tol).rank
-        if rank != ws.m:
-            return f"{ws.m - rank} redundant constraint rows at the start"
-        if model.n - rank != 1:
-            return f"{model.n - rank} degrees of freedom (the sparse basis continuation serves one)"
-        return None
+    def current_basis(self):
+        return self._chart.T
 
-    # ------------------------------------------------------------------ state and equations
+    def _basis_at(self, t, y):
+        return self._chart_at(t).T
+
     def initial_state(self, t, q, v):
-        A = self.ws.velocity_constraints(t, q, v)[1]
-        pqr = pivoted_qr(A, self.rank_tol)
-        self.generic_rank, self.f = pqr.rank, self.model.n - pqr.rank
-        T = np.ascontiguousarray(pqr.Q[:, pqr.rank:])
-        w = T.T @ v
+        T, w = self._sparse_start(t, q, v)
         self._charts = [Chart(t, None, T, None)]
-        self.fast_rhs = None
-        pack = getattr(self.ws, "pack", None)
-        self.entries = EntryChart(self.ws, self.f) if pack is not None and not pack.motions else None
-        self._last = (t, pqr.rank, np.array(self.tracker._sigmas(t, q)[::-1]), w.copy(), T.copy())
+        self._last = None
+        self._book(t, q, v, w, T)
+        self.tracker.history = []
         return np.concatenate([q, w])
 
     def continued_basis(self, t) -> np.ndarray:
@@ -128,24 +79,15 @@ class SparseContinuationNullSpace(ContinuationNullSpace):
             return d[3]
         n, m = self.model.n, self.ws.m
         x, w = y[:n], y[n:]
-        if self.entries is not None:        # compiled entries, no prescribed motions (Phi_t = 0)
-            lu = self.entries.lu(t, x, T)
-            xdot = null_basis(lu, m, self.f) @ w
-            gamma = self.entries.gamma_at(x, xdot)
-        else:
-            _, A, Phi_t, _ = self.ws.sparse_constraints(t, x, np.zeros(n))
-            lu = chart_lu(A, T, t)
-            xdot = null_basis(lu, m, self.f) @ w
-            if np.any(Phi_t):
-                xdot = xdot - lu.solve(np.r_[Phi_t, np.zeros(self.f)])
-            gamma = self.ws.sparse_constraints(t, x, xdot)[3]
+        lu = self._lu(t, x, T)
         X = null_basis(lu, m, self.f)
-        b = lu.solve(np.r_[gamma, np.zeros(self.f)])
-        M = self.mass0 if self.mass0 is not None else self.model.mass(x)
-        force = self.ws.forces(t, x, xdot)
-        MX = M @ X
+        xdot = X @ w
+        if self.entries is None and np.any(Phi_t := self.ws.sparse_constraints(t, x, np.zeros(n))[2]):
+            xdot = xdot - lu.solve(np.r_[Phi_t, np.zeros(self.f)])
+        b = lu.solve(np.r_[self._gamma(t, x, xdot), np.zeros(self.f)])
+        M, force = self._mass(x), self.ws.forces(t, x, xdot)
         try:
-            z = np.linalg.solve(X.T @ MX, X.T @ (force - M @ b))
+            z = np.linalg.solve(X.T @ (M @ X), X.T @ (force - M @ b))
         except np.linalg.LinAlgError:
             raise SimulationError(f"X^T M X is not positive definite at t = {t:g}: every admissible motion must "
                                   "carry mass or inertia.") from None
@@ -170,95 +112,58 @@ class SparseContinuationNullSpace(ContinuationNullSpace):
         lam = lu.solve(force - M @ a, trans="T")[: self.ws.m]
         return Accelerations(a, lam, {"rank": self._last[1], "qdd_ind": z, "basis": self.basis})
 
-    # ------------------------------------------------------------------ after each accepted step
     def _transport(self, t, x, T_old):
         """T_{k+1} at x: Y = K^-1 [0; I] with K = [A(x); T_k^T], Y (Y^T Y)^(-1/2) (App. A, module docstring)."""
-        A = self.ws.sparse_constraints(t, x, np.zeros_like(x))[1]
-        return orthonormal(null_basis(chart_lu(A, T_old, t), self.ws.m, self.f))
+        return self._null(t, x, T_old)
 
     def after_step(self, t, y):
         n, old = self.model.n, self._chart
         v = self.split(t, y)[1]
         x = self._project(t, y[:n])                                                      # eqs 12-13
-        w = self._advance_chart(t, x, v, old)
-        return np.concatenate([x, w])
+        return np.concatenate([x, self._advance_chart(t, x, v, old)])
 
     def _advance_chart(self, t, x, v, old):
-        """The chart at the accepted state (t, x) with velocity v: T by App. A from the old chart, w = T^T v; the
-        tracker and the bookkeeping of NullSpaceEquations._accept_basis; returns w."""
+        """The chart at the accepted state (t, x) with velocity v: T by App. A from the old chart, w = T^T v, the
+        bookkeeping (SparseBook._book); returns w."""
         T = self._transport(t, x, old.T)
         w = T.T @ v
         self._charts = self._charts[-2:] + [Chart(t, None, T, None)]
-        v = self.split(t, np.concatenate([x, w]))[1]
-        prev = self._last
-        self.tracker.accepted(t, x, v, T)
-        low, big = self.tracker.history[-1][4:6]
-        rank = self.generic_rank if low > self.rank_tol.rtol * big else self._dense_rank(t, x)
-        self._last = (t, rank, np.array([big, low]), w.copy(), T.copy())
-        self._note_jump(t, w, prev[3])
-        self._wmax = max(self._wmax, float(np.max(np.abs(w), initial=0.0)))
+        self._book(t, x, self.split(t, np.concatenate([x, w]))[1], w, T)
         return w
-
-    def _dense_rank(self, t, x) -> int:
-        """The rank decided by the dense pivoted QR (eq. 23), where sigma_r / sigma_1 is below its tolerance."""
-        return pivoted_qr(self.ws.velocity_constraints(t, x, np.zeros_like(x))[1], self.rank_tol).rank
 
     def _window_step(self, t, q, v):
         return self._advance_chart(t, q, v, self._chart)
 
-    def _ratio(self, t, q):
-        """sigma_r / sigma_1 at (t, q): the tracker's values of that accepted state, else :func:`sigma_extremes`."""
-        h = self.tracker.history
-        low, big = (h[-1][4:6] if h and h[-1][0] == t and np.array_equal(h[-1][1], q) else
-                    self.tracker._sigmas(t, q))
-        return float(low / big) if big > 0 else 1.0
-
     def _position_error(self, t, y, err):
-        """The local error as ContinuationEquations._position_error: the normal part of x weighted by NORMAL_ERROR_WEIGHT,
-        the tangent part N N^T e from the unit null basis N of A at x (one solve with K), w as the physical velocity."""
-        n = self.model.n
-        out = err.copy()
-        A = self.ws.sparse_constraints(t, y[:n], np.zeros(n))[1]
-        N = orthonormal(null_basis(chart_lu(A, self._chart_at(t).T, t), self.ws.m, self.f))
-        tangent = N @ (N.T @ err[:n])
-        out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
-        return self._velocity_error(y, err, out)
-
-    # ------------------------------------------------------------------ output
-    def channels(self, t, y):
-        _, rank, sig, w, _ = self._last
-        T = self._chart_at(t).T
-        names = self.model.coordinate_names
-        return {"rank": ([rank], ("rank",)), "sigma": (sig, ("sigma_1", "sigma_r")),
-                "qd_ind": (y[self.model.n:], tuple(f"qd{j + 1}" for j in range(self.f))),
-                "T": (T.ravel(), tuple(f"{names[i]}/T{j + 1}" for i in range(len(names)) for j in range(self.f)))}
-
-    def summary(self):
-        return {**super().summary(), "linear_algebra": "sparse (SuperLU of the chart matrix [A; T^T]; basis by App. A "
-                                                      "from sparse solves, sigma_r by Lanczos)"}
+        """ContinuationEquations._position_error with the tangent part from the sparse null basis
+        (SparseBook._positions_error); w as the physical velocity."""
+        return self._velocity_error(y, err, self._positions_error(t, y, err, self._chart_at(t).T)[0])
 
 
 def nullspace(model, *, basis: str = "continuation", sparse: bool | None = None, **options):
-    """``--formulation nullspace``: with ``basis`` continuation on large models with one degree of freedom the sparse
-    path of this module (``sparse`` as lagrange's option: None automatic, True required, False dense), else the dense
-    formulations of formulations.nullspace_continuation.nullspace (``continuation``, ``flow`` or ``recompute``)."""
-    if basis == "continuation":
-        return sparse_nullspace(model, sparse, **options) or dense_nullspace(model, **options)
-    if sparse:
-        raise MultibodyError(f"Model '{model.name}': the sparse nullspace path serves --basis continuation only; use "
-                             "sparse=False.")
+    """``--formulation nullspace``: on large models with one degree of freedom the sparse path (``continuation``: this
+    module, ``flow``: formulations.nullspace_flow_sparse; ``sparse`` as lagrange's option: None automatic, True required,
+    False dense), else the dense formulations of formulations.nullspace_continuation.nullspace (``continuation``,
+    ``flow`` or ``recompute``)."""
+    if basis in ("continuation", "flow"):
+        form = sparse_nullspace(model, sparse, basis, **options)
+        if form is not None:
+            return form
+    elif sparse:
+        raise MultibodyError(f"Model '{model.name}': the sparse nullspace path serves --basis continuation and flow; "
+                             "use sparse=False.")
     return dense_nullspace(model, basis=basis, **options)
 
 
-def sparse_nullspace(model, sparse: bool | None, **options):
-    """The continued-basis nullspace formulation on the sparse path where ``sparse`` asks for it (None: automatic, like
+def sparse_nullspace(model, sparse: bool | None, basis: str = "continuation", **options):
+    """The nullspace formulation with ``basis`` on the sparse path where ``sparse`` asks for it (None: automatic, like
     lagrange's, for n >= assembly.SPARSE_MIN_COORDINATES) and the model allows it (one degree of freedom,
     independent holonomic rows); None where the dense path runs. sparse=True on a model it does not serve: a clear
     MultibodyError."""
     from ..assembly import SPARSE_MIN_COORDINATES
     if sparse is False or (sparse is None and model.n < SPARSE_MIN_COORDINATES):
         return None
-    form = SparseContinuationNullSpace(model, **options)
+    form = (SparseContinuationNullSpace if basis == "continuation" else SparseFlowNullSpace)(model, **options)
     reason = form.ineligible()
     if reason is None:
         return form
