@@ -163,3 +163,5 @@ def test_sparse_run_crosses_on_the_branch(rtol, basis):
     th = [r.column("q", f"bar{i}.theta") for i in (1, 3, 5, 7)]
     assert max(np.abs(np.angle(np.exp(1j * (x - th[0])))).max() for x in th) < 1e-6
     assert np.hypot(np.cos(th[0]) - np.cos(exact), np.sin(th[0]) - np.sin(exact)).max() < 100 * rtol
+    R = r["R_diag"]         # sigma_r in the generic rank's column (the R-diagonal figure's bold line), NaN elsewhere
+    assert R.shape[1] == r.summary["generic_rank"] and np.all(R[:, -1] >= 0) and np.all(np.isnan(R[:, :-1]))

@@ -126,11 +126,17 @@ class SparseBook:
         return out, N
 
     def channels(self, t, y):
+        """As NullSpaceEquations.channels, but the QR is not formed: ``R_diag`` holds sigma_r in place of |R_rr| (both
+        vanish at a singular configuration; r_g - 1 is the column the R-diagonal figure draws bold) and NaN elsewhere,
+        ``R_min`` sigma_r, ``sigma`` (sigma_1, sigma_r)."""
         if self._windowed(y):
             y = self._layout(t, *self.split(t, y))
-        n, f, names = self.model.n, self.f, self.model.coordinate_names
-        T = self._basis_at(t, y)
-        return {"rank": ([self._last[1]], ("rank",)), "sigma": (self._last[2], ("sigma_1", "sigma_r")),
+        n, f, r, names = self.model.n, self.f, self.generic_rank, self.model.coordinate_names
+        T, sig = self._basis_at(t, y), self._last[2]
+        diag = np.full(self.ws.m, np.nan)
+        diag[r - 1] = sig[1]
+        return {"rank": ([self._last[1]], ("rank",)), "sigma": (sig, ("sigma_1", "sigma_r")),
+                "R_diag": (diag, tuple(f"R{i + 1}{i + 1}" for i in range(len(diag)))), "R_min": ([sig[1]], ("sigma_r",)),
                 "qd_ind": (y[n:n + f], tuple(f"qd{j + 1}" for j in range(f))),
                 "T": (T.ravel(), tuple(f"{names[i]}/T{j + 1}" for i in range(len(names)) for j in range(f)))}
 
