@@ -19,7 +19,7 @@ from multibody.formulations.nullspace_continuation import ContinuationNullSpace
 from multibody.formulations.nullspace_flow_sparse import SparseFlowNullSpace
 from multibody.formulations.nullspace_sparse import SparseContinuationNullSpace, nullspace
 from multibody.formulations.sparse_chart import orthonormal, sigma_extremes
-from multibody.kinematics import consistent_state
+from multibody.kinematics import consistent_state, solve_positions
 from multibody.linalg.rank import pivoted_qr
 from multibody.linalg.tangent import continue_basis
 from multibody.models.four_bars import n_four_bar
@@ -86,24 +86,34 @@ def test_basis_agrees_with_eq22_and_app_a(run):
     assert checked > 20
 
 
-def test_chart_equations_agree_with_the_dense_ones(run):
-    """The right-hand side in the same chart (Q1, T of the fresh QR at a state of the run) and the multipliers: the dense
-    path's regularisation (mu / sigma_r)^2 plus the round-off eps sigma_1 / sigma_r, relative (safety 100)."""
+def started(basis):
+    """The dense and the sparse formulation with ``basis``, started at the model's initial state."""
     model = n_four_bar(cells=CELLS)
-    dense, sparse = nullspace(model, sparse=False), nullspace(model, sparse=True)
+    forms = nullspace(model, basis=basis, sparse=False), nullspace(model, basis=basis, sparse=True)
     q0, v0 = consistent_state(model)
-    for form in (dense, sparse):
+    for form in forms:
         form.initial_state(0.0, q0, v0)
+    return forms
+
+
+def generic_states(run, dense):
+    """(t, q, v, bound) at 15 stored states of the run with sigma_r >= 1e-2 sigma_1: bound, the relative agreement of the
+    two paths, the dense path's regularisation (mu / sigma_r)^2 plus the round-off eps sigma_1 / sigma_r (safety 100)."""
     for k in range(0, len(run.t), max(1, len(run.t) // 15)):
-        tk, q, v = run.t[k], run.q[k], run.v[k]
-        s1, sr = sigmas(dense, tk, q)
-        if sr < 1e-2 * s1:
-            continue
+        s1, sr = sigmas(dense, run.t[k], run.q[k])
+        if sr >= 1e-2 * s1:
+            yield run.t[k], run.q[k], run.v[k], 100 * ((dense.reg.rel * s1 / sr) ** 2 + EPS * s1 / sr)
+
+
+def test_chart_equations_agree_with_the_dense_ones(run):
+    """The right-hand side in the same chart (Q1, T of the fresh QR at a state of the run) and the multipliers, within
+    the bound of :func:`generic_states`."""
+    dense, sparse = started("continuation")
+    for tk, q, v, bound in generic_states(run, dense):
         dense.after_step(tk, np.concatenate([q, dense._chart.T.T @ v]))     # the chart at (tk, q): QR, eq. 22
         chart = dense._chart
         sparse._charts = [chart]
         y = np.concatenate([q, chart.T.T @ v])
-        bound = 100 * ((dense.reg.rel * s1 / sr) ** 2 + EPS * s1 / sr)
         a, b = dense.rhs(tk, y), sparse.rhs(tk, y)
         assert np.abs(a - b).max() <= bound * np.abs(b).max()
         la, lb = dense.accelerations(tk, q, v).multipliers, sparse.accelerations(tk, q, v).multipliers
@@ -111,14 +121,15 @@ def test_chart_equations_agree_with_the_dense_ones(run):
 
 
 def test_sigma_min_has_the_svd_backward_error(run):
-    """sigma_r and sigma_1 by Lanczos on the sparse LU against the dense SVD, also within 1e-6 of the crossing where
-    sigma_r / sigma_1 ~ 1e-6: |difference| <= 100 eps sigma_1 (sigma_r) and 1e-12 sigma_1 (sigma_1)."""
-    model = n_four_bar(cells=CELLS)
-    form = nullspace(model, sparse=True)
-    q0, v0 = consistent_state(model)
-    form.initial_state(0.0, q0, v0)
-    k = int(np.argmin(np.abs(run.t - 0.7179)))
-    for tk, q in ((run.t[k], run.q[k]), (run.t[3], run.q[3])):
+    """sigma_r and sigma_1 by Lanczos on the sparse LU against the dense SVD, at a generic state of the run and next to
+    the crossing (the stored states around it interpolated to its time and projected: sigma_r / sigma_1 = 4e-5 there):
+    |difference| <= 100 eps sigma_1 (sigma_r, the backward error of either factorisation) and 1e-12 sigma_1 (sigma_1)."""
+    form = started("continuation")[1]
+    t_star = run.summary["singular_events"][0]["t"]
+    k = int(np.searchsorted(run.t, t_star))
+    guess = run.q[k - 1] + (t_star - run.t[k - 1]) / (run.t[k] - run.t[k - 1]) * (run.q[k] - run.q[k - 1])
+    near = solve_positions(form.model, guess, t_star, ws=form.ws, sparse=False)
+    for tk, q in ((t_star, near), (run.t[3], run.q[3])):
         A = form.ws.sparse_constraints(tk, q, np.zeros_like(q))[1]
         s = np.linalg.svd(A.toarray(), compute_uv=False)
         N = orthonormal(np.linalg.svd(A.toarray())[2][-1:].T)
@@ -130,19 +141,10 @@ def test_sigma_min_has_the_svd_backward_error(run):
 def test_flow_equations_agree_with_the_dense_ones(run):
     """--basis flow: the right-hand side [x', w', vec(T')] at states of the run with T the null vector there, sparse against
     dense, within the bound of the continuation test (the smooth pseudo-inverse's (mu / s)^2 and the round-off)."""
-    model = n_four_bar(cells=CELLS)
-    dense, sparse = nullspace(model, basis="flow", sparse=False), nullspace(model, basis="flow", sparse=True)
-    q0, v0 = consistent_state(model)
-    for form in (dense, sparse):
-        form.initial_state(0.0, q0, v0)
-    for k in range(0, len(run.t), max(1, len(run.t) // 15)):
-        tk, q, v = run.t[k], run.q[k], run.v[k]
-        s1, sr = sigmas(dense, tk, q)
-        if sr < 1e-2 * s1:
-            continue
+    dense, sparse = started("flow")
+    for tk, q, v, bound in generic_states(run, dense):
         T = sparse._null(tk, q, sparse._last[4])
         y = np.concatenate([q, T.T @ v, T.ravel()])
-        bound = 100 * ((dense.reg.rel * s1 / sr) ** 2 + EPS * s1 / sr)
         a, b = dense.rhs(tk, y), sparse.rhs(tk, y)
         assert np.abs(a - b).max() <= bound * np.abs(b).max()
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SimulationError
 from .base import Accelerations
 from .nullspace import NullSpace
 from .nullspace_sparse_book import SparseBook, quiet_init
@@ -68,12 +67,7 @@ class SparseFlowNullSpace(SparseBook, NullSpace):
         if self.entries is None and np.any(Phi_t := self.ws.sparse_constraints(t, x, np.zeros_like(x))[2]):
             xdot = xdot - pinv(Phi_t)
         a_perp = pinv(self._gamma(t, x, xdot))
-        M, force = self._mass(x), self.ws.forces(t, x, xdot)
-        try:
-            z = np.linalg.solve(T.T @ (M @ T), T.T @ (force - M @ a_perp))
-        except np.linalg.LinAlgError:
-            raise SimulationError(f"T^T M T is not positive definite at t = {t:g}: every admissible motion must "
-                                  "carry mass or inertia.") from None
+        z, force, M = self._reduced(t, x, xdot, T, a_perp)
         AT = np.stack([-(self._gamma(t, x, xdot + b) - self._gamma(t, x, xdot - b)) / 4.0 for b in T.T], axis=1)
         Tdot = -pinv(AT)
         out = (np.concatenate([xdot, z + Tdot.T @ xdot, Tdot.ravel()]), T @ z + a_perp, z, lu, force, M)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MultibodyError, SimulationError
+from ..errors import MultibodyError
 from .base import Accelerations
 from .nullspace_continuation import Chart, ContinuationNullSpace, nullspace as dense_nullspace
 from .nullspace_flow_sparse import SparseFlowNullSpace
@@ -85,12 +85,7 @@ class SparseContinuationNullSpace(SparseBook, ContinuationNullSpace):
         if self.entries is None and np.any(Phi_t := self.ws.sparse_constraints(t, x, np.zeros(n))[2]):
             xdot = xdot - lu.solve(np.r_[Phi_t, np.zeros(self.f)])
         b = lu.solve(np.r_[self._gamma(t, x, xdot), np.zeros(self.f)])
-        M, force = self._mass(x), self.ws.forces(t, x, xdot)
-        try:
-            z = np.linalg.solve(X.T @ (M @ X), X.T @ (force - M @ b))
-        except np.linalg.LinAlgError:
-            raise SimulationError(f"X^T M X is not positive definite at t = {t:g}: every admissible motion must "
-                                  "carry mass or inertia.") from None
+        z, force, M = self._reduced(t, x, xdot, X, b)
         out = (xdot, X @ z + b, z, X, lu, force, M)
         self._dyn = (t, T, y.copy(), out)
         return out

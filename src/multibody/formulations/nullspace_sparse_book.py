@@ -94,6 +94,15 @@ class SparseBook:
     def _mass(self, x):
         return self.mass0 if self.mass0 is not None else self.model.mass(x)
 
+    def _reduced(self, t, x, xdot, B, b):
+        """(z, f, M): B^T M B z = B^T (f - M b) (paper 000 eq. 11a; B the basis X or T of the admissible motions)."""
+        M, force = self._mass(x), self.ws.forces(t, x, xdot)
+        try:
+            return np.linalg.solve(B.T @ (M @ B), B.T @ (force - M @ b)), force, M
+        except np.linalg.LinAlgError:
+            raise SimulationError(f"the reduced mass matrix is not positive definite at t = {t:g}: every admissible "
+                                  "motion must carry mass or inertia.") from None
+
     def _book(self, t, x, v, w, T) -> None:
         """The accepted state's bookkeeping (NullSpaceEquations._accept_basis): the tracker (sigma_r, sigma_1), the rank
         (the dense pivoted QR only where sigma_r / sigma_1 is below the rank tolerance), the jump of w."""
