@@ -261,8 +261,9 @@ class ContinuationNullSpace(TrackedRatio, CrossingWindow, ContinuationEquations)
 
 
 def nullspace(model, *, basis: str = "continuation", **options) -> NullSpaceEquations:
-    """The nullspace formulation with the named tangent basis: ``continuation`` (eq. 22, this module), ``flow``
-    (T' = -A^+ A' T integrated with the step) or ``recompute`` (a fresh QR at every step, eqs 8, 25, 28)."""
+    """The nullspace formulation with the named tangent basis on the dense path: ``continuation`` (eq. 22, this module),
+    ``flow`` (T' = -A^+ A' T integrated with the step) or ``recompute`` (a fresh QR at every step, eqs 8, 25, 28). The
+    registry's ``nullspace`` (formulations.nullspace_sparse.nullspace) adds the sparse path of large models."""
     if basis == "continuation":
         return ContinuationNullSpace(model, **options)
     return NullSpace(model, basis=basis, **options)

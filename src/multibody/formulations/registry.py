@@ -12,7 +12,7 @@ from .closing import Closing
 from .discrete import DiscreteEquations
 from .lagrange import Lagrange
 from .minimal import Minimal
-from .nullspace_continuation import nullspace
+from .nullspace_sparse import nullspace
 from .partitioning import Partitioning
 from .projection import Projection
 
