@@ -134,9 +134,6 @@ def one(name, formulation, integrator, rtol, atol, step) -> dict:
     opts = RunOptions(integrator=integrator, step=step) if step else RunOptions(integrator=integrator, rtol=rtol,
                                                                                   atol=atol)
     model = factory()
-    if integrator == "generalized-alpha" and (redundant := _redundant_rows(model)):
-        return {"status": "n/a", "message": f"generalized-alpha needs independent constraint rows: {redundant} of the "
-                                            f"model's rows are redundant at its start (rank deficient iteration matrix)"}
     try:
         r = simulate(model, t_end=t_end, formulation=form, options=opts, formulation_options=form_opts)
     except SimulationError as exc:
@@ -144,12 +141,6 @@ def one(name, formulation, integrator, rtol, atol, step) -> dict:
     except MultibodyError as exc:
         return {"status": "n/a", "message": " ".join(str(exc).split())[:300]}
     return measure(r, cells)
-
-
-def _redundant_rows(model) -> int:
-    """m - rank of the holonomic Jacobian at the model's start (0: independent rows)."""
-    from multibody.analysis import analyze
-    return analyze(model).redundancy
 
 
 def _child(conn, args, cpu_limit=None):
