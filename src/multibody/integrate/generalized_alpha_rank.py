@@ -68,7 +68,9 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
     ``force``: the reaction force at the step's start (n,), whose components along the pinned directions of the
     ``generic`` rank are carried (module doc; not those of redundant rows, s_i ~ eps s_1, whose right singular
     vectors lie in the null space of A, where no reaction acts). The predictor, the convergence test and the update are those of
-    ``GeneralizedAlpha._attempt``; the matrix is rebuilt at every iterate (Newton)."""
+    ``GeneralizedAlpha._attempt``, and so is the rule of the kept matrix: M + K_t / beta' is kept over iterations and
+    steps while the increments contract by NewtonControl.contraction, else rebuilt at the iterate (Newton); the rows
+    V_k and the SVD are those of the iterate."""
     p, n, model, newton = stepper.par, stepper.n, stepper.model, stepper.newton
     q, v = stepper.y[:n], stepper.y[n:]
     beta_p = (1 - p.alpha_m) / (h * h * p.beta * (1 - p.alpha_f))
@@ -78,7 +80,9 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
     abar1 = stepper._algorithmic(a1)
     q1 = q + h * v + h * h * ((0.5 - p.beta) * stepper.abar + p.beta * abar1)
     v1 = v + h * ((1 - p.gamma) * stepper.abar + p.gamma * abar1)
-    lam1, size, kept = stepper.lam.copy(), np.inf, 0
+    lam1, size, last, kept = stepper.lam.copy(), np.inf, np.inf, 0
+    kept_matrix = getattr(stepper, "_rank_matrix", None)        # M + K_t / beta' of the last iterate, if h is the same
+    H = kept_matrix[1] if kept_matrix is not None and kept_matrix[0] == h else None
     for _ in range(newton.max_iterations + 1):
         Phi, A = _dense_constraints(stepper, t1, q1, v1)
         Uk, sk, Vk, Vp = pinned_rows(A, pin)
@@ -94,20 +98,31 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
                     and _amax(c) <= newton.increment * model.length_scale)
         if balanced and size <= newton.increment * max(model.length_scale, _amax(q1)):
             return np.concatenate([q1, v1]), a1, stepper._algorithmic(a1), lam1, kept, reaction
-        H = M + _iteration_stiffness(stepper, t1, q1, v1, a1, lam1, beta_p, gamma_p)
-        K = np.block([[H, Vk], [Vk.T, np.zeros((kept, kept))]])
-        try:
-            x = sla.solve(K, np.concatenate([-r / beta_p, -c / sk]), check_finite=True)
-        except (np.linalg.LinAlgError, ValueError):
-            return None
+        fresh = H is None
+        if fresh:
+            H = M + _iteration_stiffness(stepper, t1, q1, v1, a1, lam1, beta_p, gamma_p)
+        x = _solve(H, Vk, np.concatenate([-r / beta_p, -c / sk]))
+        if not fresh and x is not None and _amax(x[:n]) > newton.contraction * last:   # too slow: Newton here
+            H = M + _iteration_stiffness(stepper, t1, q1, v1, a1, lam1, beta_p, gamma_p)
+            x = _solve(H, Vk, np.concatenate([-r / beta_p, -c / sk]))
         stepper.factorizations += 1
-        if not np.isfinite(size := _amax(x[:n])):
+        if x is None or not np.isfinite(size := _amax(x[:n])):
             return None
+        stepper._rank_matrix, last = (h, H), size
         dq = x[:n]
         q1, v1, a1 = q1 + dq, v1 + gamma_p * dq, a1 + beta_p * dq
         lam1 = lam1 + beta_p * (Uk @ (x[n:] / sk))
         stepper.iterations += 1
     return None
+
+
+def _solve(H: np.ndarray, Vk: np.ndarray, rhs: np.ndarray):
+    """The solution of [[H, V_k], [V_k^T, 0]] x = rhs (LAPACK LU), or None if it is singular."""
+    k = Vk.shape[1]
+    try:
+        return sla.solve(np.block([[H, Vk], [Vk.T, np.zeros((k, k))]]), rhs, check_finite=True)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
 
 
 def _dense_constraints(stepper, t, q, v):
