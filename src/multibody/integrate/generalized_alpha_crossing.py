@@ -4,7 +4,8 @@ which Newton solve a step takes, and the check that the run stays on its assembl
 Which solve. A model whose constraint Jacobian A has redundant rows at its start (rank below m: the modified
 four-bars, the redundant pendulum of paper 000 eq. 29d) takes every step with the rank-revealing solve of
 :mod:`.generalized_alpha_rank` (minimum-norm multipliers). Any other model takes the regular one (compiled band LU,
-SuperLU or dense LU; unchanged); when that fails (a singular iteration matrix, or Newton not converging) on a model
+SuperLU or dense LU; unchanged); when that fails (a singular iteration matrix, Newton not converging, or, at fixed
+steps, accelerations that alternate: GeneralizedAlpha._alternating, the round-off of a weak direction) on a model
 that can reach a singular configuration (not proved full rank everywhere by analysis.structural_rank: open chains
 and trees are, and never pay anything here), the same step is tried with the rank-revealing solve before it is
 halved. Why this works whatever the step grid: next to a crossing at t* the regular solve is regular while
@@ -73,7 +74,7 @@ class CrossingGuard:
                 out = st._regular_attempt(h)
             except IntegrationError:            # a singular iteration matrix: a grid point on (or next to) t*
                 out = None
-            if out is not None:
+            if out is not None and (st.adaptive or not st._alternating(out[1])):
                 self.pending = None
                 return out
         force = self.force

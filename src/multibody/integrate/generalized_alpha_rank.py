@@ -22,14 +22,17 @@ regular whenever M + K_t / beta' is positive definite on the null space of V_k^T
 constraint rows are orthonormal. For redundant rows (s_i ~ eps s_1) pinning is exact: U_p^T Phi vanishes with the
 other rows (the rows are dependent). At a crossing the pinned row w^T Phi is quadratic in the distance to q* (the
 branches meet there), and the step's position in that direction is the scheme's own prediction, accurate to the
-local error; the force g_u u it leaves out acts only on steps with sigma_r < PIN sigma_1 (a window of ~1e-5 s on
-the four-bar chains) and is M-orthogonal to the branch's tangent (u is orthogonal to the null space of A, which
-contains the tangent), so it does not change the speed along the branch. PIN: a kept direction fixes q to
-~eps L / s_i (measured: 3e-18 L / rho on the N-four-bar), which must stay well below the Newton increment tolerance
-(1e-10 L): PIN = 1e-6 keeps it at 3e-12 L.
+local error. The reaction along the pinned direction, g_u u, is bounded although its multiplier is not; it is
+carried from the step's start (the component of that reaction along the pinned right singular vectors), so the
+motion keeps its force (dropping it changed the accelerations by O(g) on the pinned steps). It acts along u, which
+is orthogonal to the null space of A and so to the branch's tangent. Which directions are pinned: those below PIN
+s_1 (formulations.lagrange's pin), and those below the noise floor (:func:`noise_floor`), where a kept direction's
+round-off, through beta' ~ 1 / h^2, leaves a residual above the balance test (~1e-4 s_1 at h = 1e-4 on the
+four-bar chains, ~5e-4 s_1 at h = 1e-5).
 
-Cost: one SVD of the dense A and one dense LU per iteration (no kept matrix): for the small models with redundant
-rows, and for the few steps next to a crossing where the band or sparse LU of the regular path fails.
+Cost: one SVD of the dense A and one dense LU per iteration, M + K_t / beta' kept while the increments contract:
+for the small models with redundant rows (~5 ms per step of the modified double four-bar), and for the few steps
+next to a crossing where the band or sparse LU of the regular path fails.
 """
 from __future__ import annotations
 
@@ -43,6 +46,8 @@ PIN = 1e-4
 #: accurately; measured 3 eps |A|^T |lambda| on the N-four-bar at sigma_r / sigma_1 = 1.2e-5)
 ROUNDOFF_UNITS = 64.0
 EPS = np.finfo(float).eps
+#: the noise floor of a kept direction (noise_floor) with this safety factor
+NOISE_SAFETY = 2.0
 
 
 def roundoff_floor(A, lam) -> float:
@@ -54,11 +59,11 @@ def roundoff_floor(A, lam) -> float:
     return ROUNDOFF_UNITS * EPS * float(np.max(mag)) if mag.size else 0.0
 
 
-def pinned_rows(A: np.ndarray, pin: float = PIN) -> tuple:
-    """(U_k, s_k, V_k, V_p): the singular triplets of A with s_i > pin s_1 (A = U S V^T, LAPACK gesdd) and the right
-    singular vectors of the others (pinned; at most min(m, n) of them)."""
+def pinned_rows(A: np.ndarray, pin: float = PIN, floor: float = 0.0) -> tuple:
+    """(U_k, s_k, V_k, V_p): the singular triplets of A with s_i > max(pin s_1, floor) (A = U S V^T, LAPACK gesdd)
+    and the right singular vectors of the others (pinned; at most min(m, n) of them)."""
     U, s, Vt = np.linalg.svd(A, full_matrices=False)
-    k = int(np.count_nonzero(s > pin * s[0])) if s.size and s[0] > 0 else 0
+    k = int(np.count_nonzero(s > max(pin * s[0], floor))) if s.size and s[0] > 0 else 0
     return U[:, :k], s[:k], Vt[:k].T, Vt[k:].T
 
 
@@ -81,20 +86,22 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
     q1 = q + h * v + h * h * ((0.5 - p.beta) * stepper.abar + p.beta * abar1)
     v1 = v + h * ((1 - p.gamma) * stepper.abar + p.gamma * abar1)
     lam1, size, last, kept = stepper.lam.copy(), np.inf, np.inf, 0
+    f0 = stepper.ws.forces(t1, q1, v1)
+    scale = max(_amax(f0), _amax(np.asarray(model.mass(q1), float) @ a1), np.finfo(float).tiny)   # the forces' size
     kept_matrix = getattr(stepper, "_rank_matrix", None)        # M + K_t / beta' of the last iterate, if h is the same
     H = kept_matrix[1] if kept_matrix is not None and kept_matrix[0] == h else None
     for _ in range(newton.max_iterations + 1):
         Phi, A = _dense_constraints(stepper, t1, q1, v1)
-        Uk, sk, Vk, Vp = pinned_rows(A, pin)
+        M = np.asarray(model.mass(q1), float)
+        Uk, sk, Vk, Vp = pinned_rows(A, pin, noise_floor(beta_p, M, q1, newton.increment * scale, model.length_scale))
         Vp = Vp[:, : max(generic - len(sk), 0)]
         kept, lam1 = len(sk), Uk @ (Uk.T @ lam1)         # the minimum-norm multipliers
-        M = np.asarray(model.mass(q1), float)
         carried = Vp @ (Vp.T @ force)                    # the pinned directions' reaction, carried
         Ma, reaction, f = M @ a1, A.T @ lam1 + carried, stepper.ws.forces(t1, q1, v1)
         r = Ma + reaction - f
-        scale = max(_amax(Ma), _amax(reaction), _amax(f), np.finfo(float).tiny)
+        forces = max(_amax(Ma), _amax(reaction), _amax(f), np.finfo(float).tiny)
         c = Uk.T @ Phi
-        balanced = (_amax(r) <= max(newton.increment * scale, roundoff_floor(A, lam1))
+        balanced = (_amax(r) <= max(newton.increment * forces, roundoff_floor(A, lam1))
                     and _amax(c) <= newton.increment * model.length_scale)
         if balanced and size <= newton.increment * max(model.length_scale, _amax(q1)):
             return np.concatenate([q1, v1]), a1, stepper._algorithmic(a1), lam1, kept, reaction
@@ -114,6 +121,18 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
         lam1 = lam1 + beta_p * (Uk @ (x[n:] / sk))
         stepper.iterations += 1
     return None
+
+
+def noise_floor(beta_p: float, M: np.ndarray, q: np.ndarray, balance: float, length: float) -> float:
+    """NOISE_SAFETY (beta' |M| (eps max(|q|, L))^2 / balance)^(1/3): the smallest singular value of A whose direction
+    can be kept (module doc). Why: Phi is evaluated with round-off d ~ eps |q|, so a kept direction of singular value
+    s moves q by d / s at every iteration, the accelerations by beta' d / s, the multipliers by beta' |M| d / s^2, and
+    their product through A' leaves a residual ~ beta' |M| d^2 / s^3 that no iteration removes (measured on the
+    N-four-bar with 10 cells, h = 1e-4, sigma_r / sigma_1 = 3.2e-5: 5e-8 against the formula's 4e-8, where the
+    balance test asks 2.3e-9); it must stay below the balance ``balance``. beta' ~ 1 / h^2: a shorter step pins a
+    wider window (h = 1e-4 on the four-bar chains: ~1e-4 s_1; 1e-5: ~5e-4 s_1)."""
+    d = EPS * max(_amax(q), length)
+    return NOISE_SAFETY * (beta_p * float(np.abs(M).max()) * d * d / max(balance, np.finfo(float).tiny)) ** (1 / 3)
 
 
 def _solve(H: np.ndarray, Vk: np.ndarray, rhs: np.ndarray):
