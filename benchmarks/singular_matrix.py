@@ -186,6 +186,12 @@ def _cpu_of(pid: int):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def step_label(step: float) -> str:
+    """A generalized-alpha step as written in the rows: 1e-03, or all its digits when it is not round (a step chosen
+    to put a grid point on a crossing, e.g. 0.0010004979401862)."""
+    return f"{step:.0e}" if float(f"{step:.0e}") == step else f"{step:.17g}"
+
+
 def cases(a):
     """(model, formulation, integrator, rtol, atol, step) in the order they run."""
     for name in a.models.split(","):
@@ -300,12 +306,12 @@ def main():
             expected[name] = expected_crossings(*MODELS[name][1:])
         t0 = time.perf_counter()
         row = {"model": name, "formulation": f, "integrator": i, "rtol": f"{rtol:.0e}" if step is None else "",
-               "atol": f"{atol:.0e}" if step is None else "", "step": "" if step is None else f"{step:.0e}",
+               "atol": f"{atol:.0e}" if step is None else "", "step": "" if step is None else step_label(step),
                "crossings_expected": expected[name], "blas_kernel": kernel, **isolated((name, f, i, rtol, atol, step),
                                                                                       a.timeout)}
         row["wall_s"] = f"{time.perf_counter() - t0:.1f}"
         row = with_reference(row, MODELS[name][1], MODELS[name][2])
-        label = f"h {step:.0e}" if step else f"rtol {rtol:.0e} atol {atol:.0e}"
+        label = f"h {step_label(step)}" if step else f"rtol {rtol:.0e} atol {atol:.0e}"
         body = (row.get("message", "") if row["status"] != "ok" else
                 f"spread {row['crank_spread_rad']} rad  tip {row['tip_error_m']} m  crossings {row['crossings']}/"
                 f"{row['crossings_expected']}  steps {row['steps']}  min step {row['min_step_s']} s  jump "

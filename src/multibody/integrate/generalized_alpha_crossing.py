@@ -8,7 +8,9 @@ SuperLU or dense LU; unchanged); when that fails (a singular iteration matrix, N
 steps, accelerations that alternate: GeneralizedAlpha._alternating, the round-off of a weak direction) on a model
 that can reach a singular configuration (not proved full rank everywhere by analysis.structural_rank: open chains
 and trees are, and never pay anything here), the same step is tried with the rank-revealing solve before it is
-halved. Why this works whatever the step grid: next to a crossing at t* the regular solve is regular while
+halved; once a step pinned a direction, the following steps take the rank-revealing solve until it keeps every
+direction again (the window closes where the rank path itself decides, not where the regular solve happens to
+converge through the round-off of a weak direction). Why this works whatever the step grid: next to a crossing at t* the regular solve is regular while
 sigma_r / sigma_1 of A stays above its round-off limits (the band LU's pivot test, ~1e-7; the Newton increments'
 ~3e-18 L / rho) and converges there, on the branch the prediction is on (the two branches' solutions are ~|t - t*|
 apart, the prediction O(h^3) off its own); a grid point on t*, where the matrix is singular, or within the round-off
@@ -57,6 +59,7 @@ class CrossingGuard:
         self.weights = None
         self.rank_steps = self.pinned_steps = 0
         self.force = self.pending = None    # the reaction A^T lambda + carried of the last accepted / tried step
+        self.pinning = False                # inside a window of pinned steps (attempt)
 
     @staticmethod
     def make(stepper):
@@ -69,7 +72,7 @@ class CrossingGuard:
     def attempt(self, h: float):
         """(y, a, abar, lambda) of one step, or None (module doc: which solve)."""
         st = self.stepper
-        if not self.redundant:
+        if not (self.redundant or self.pinning):
             try:
                 out = st._regular_attempt(h)
             except IntegrationError:            # a singular iteration matrix: a grid point on (or next to) t*
@@ -86,6 +89,7 @@ class CrossingGuard:
             return None
         self.rank_steps += 1
         self.pinned_steps += out[4] < self.generic
+        self.pinning = out[4] < self.generic        # stay with the pinned solve until it keeps every direction
         self.pending = out[5]
         return out[:4]
 
