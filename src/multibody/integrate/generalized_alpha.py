@@ -48,8 +48,9 @@ Without --step the step is controlled: the local position error is estimated by 
 step above the tolerance, or whose Newton iterations do not converge, is retried with a smaller h, and
 the next h follows the estimate (order 3 in h).
 
-Positions satisfy Phi = 0 to the Newton tolerance at every step; the velocities satisfy the velocity
-constraints only to O(h^2) (index-3 formulation; the recorded series show it under "violation").
+Positions satisfy Phi = 0 to the Newton tolerance at every step (but along a direction pinned next to a singular
+configuration, and redundant rows, by the rank-revealing solve of :mod:`.generalized_alpha_crossing`); the
+velocities satisfy the velocity constraints only to O(h^2) (index-3; the recorded series show it under "violation").
 """
 from __future__ import annotations
 
