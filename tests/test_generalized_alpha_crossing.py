@@ -88,3 +88,29 @@ def test_roundoff_floor_of_the_residual():
     lam = np.array([1e6, -1e6])
     assert roundoff_floor(A, lam) == pytest.approx(64 * np.finfo(float).eps * 3e6)
     assert roundoff_floor(A, np.zeros(2)) == 0.0
+
+
+def test_a_step_that_may_leave_the_branch_stops_the_run():
+    """The branch check (generalized_alpha_crossing.CrossingGuard.vouch): next to a singular configuration a step
+    whose accelerations jump by more than BRANCH_TURN (0.1) of the speed per step is what a Newton solve on the other
+    branch does (paper 000 Sect. 3: the branches' tangents differ by O(1) of the speed); the run stops, naming the
+    time. The same step with the accelerations of the accepted state passes."""
+    from multibody.formulations.registry import make_formulation
+    from multibody.integrate.explicit import IntegrationError
+    from multibody.integrate.generalized_alpha import GeneralizedAlpha
+    from multibody.kinematics import consistent_state
+    model = double_four_bar()
+    form = make_formulation("lagrange", model)
+    q0, v0 = consistent_state(model, 0.0, ws=form.ws)
+    h = 1e-3
+    ga = GeneralizedAlpha(form, 0.0, np.concatenate([q0, v0]), 1.0, step=h)
+    while ga.t < first_crossing(2) - 2 * h:
+        ga.step()
+    n = model.n
+    speed = np.max(np.sqrt(np.diag(model.mass(ga.y[:n]))) * np.abs(ga.y[n:]))
+    out = ga._attempt(h)
+    ga.guard.vouch(h, out)
+    jump = out[1].copy()
+    jump[2] += 0.2 * speed / h / np.sqrt(model.mass(ga.y[:n])[2, 2])     # crank 1: 0.2 of the speed per step
+    with pytest.raises(IntegrationError, match="cannot vouch for its assembly branch"):
+        ga.guard.vouch(h, (out[0], jump, out[2], out[3]))
