@@ -48,8 +48,9 @@ Without --step the step is controlled: the local position error is estimated by 
 step above the tolerance, or whose Newton iterations do not converge, is retried with a smaller h, and
 the next h follows the estimate (order 3 in h).
 
-Positions satisfy Phi = 0 to the Newton tolerance at every step; the velocities satisfy the velocity
-constraints only to O(h^2) (index-3 formulation; the recorded series show it under "violation").
+Positions satisfy Phi = 0 to the Newton tolerance at every step (but along a direction pinned next to a singular
+configuration, and redundant rows, by the rank-revealing solve of :mod:`.generalized_alpha_crossing`); the
+velocities satisfy the velocity constraints only to O(h^2) (index-3; the recorded series show it under "violation").
 """
 from __future__ import annotations
 
@@ -63,9 +64,12 @@ from ..errors import MultibodyError
 from .explicit import IntegrationError, Step
 from ..assembly import use_sparse
 from ..linalg.sparse import SparseMass
+from ..linalg.rank import min_norm_solve
 from .compiled_constraints import compiled_constraints
 from .tangent_matrix import TangentMatrices
-from .generalized_alpha_linear import SINGULAR_PIVOT, DenseLU, compiled_attempt
+from .generalized_alpha_linear import SINGULAR_PIVOT, DenseLU, compiled_attempt, singular
+from .generalized_alpha_crossing import CrossingGuard
+from .generalized_alpha_rank import roundoff_floor
 
 
 #: error control (no --step): first step as a fraction of the run, smallest step (as a fraction of what is
@@ -163,7 +167,10 @@ class GeneralizedAlpha:
         # dense (small) models: Phi and A in compiled calls when available (integrate.compiled_constraints)
         self.compiled = None if self.sparse else compiled_constraints(form)
         self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
-        self.kernel = compiled_attempt(self)   # the whole Newton loop compiled, when the model allows it
+        # singular configurations and redundant rows (generalized_alpha_crossing); redundant: the NumPy path
+        self.guard = CrossingGuard.make(self)
+        redundant = self.guard is not None and self.guard.redundant
+        self.kernel = None if redundant else compiled_attempt(self)   # the whole Newton loop compiled, if it can be
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
         self._lu, self._lu_step, self._restart_mass = None, None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0
@@ -172,7 +179,7 @@ class GeneralizedAlpha:
         """Scalars for the run summary (stepper contract, integrate.steppers)."""
         return {"rho_inf": self.par.rho_inf, "newton_iterations": self.iterations,
                 "factorizations": self.factorizations, "halved_steps": self.n_rejected,
-                "tangent_column_groups": self.tangent.K.n_groups}
+                "tangent_column_groups": self.tangent.K.n_groups, **(self.guard.summary() if self.guard else {})}
 
     def step(self) -> Step:
         """Advance by the fixed step (the last one shortened to end at t_bound), or by the controlled one."""
@@ -206,6 +213,8 @@ class GeneralizedAlpha:
                 self.h_sub, self.streak = sub / 2, 0
                 self._restart()
                 continue
+            if self.guard is not None:
+                self.guard.vouch(sub, out)
             self.t += sub
             self.d_prev = out[1] - self.a
             self.y, self.a, self.abar, self.lam = out
@@ -246,7 +255,9 @@ class GeneralizedAlpha:
             if self._restart_mass is None or self.mass is None:
                 self._restart_mass = SparseMass(self.model.mass(q))
             MiAt = self._restart_mass.Minv @ A.T
-            v = v - MiAt @ spla.splu((A @ MiAt).tocsc()).solve(A @ v + Phi_t)
+            S, c = (A @ MiAt).tocsc(), A @ v + Phi_t
+            # redundant rows or a singular configuration: the minimum-norm solve (linalg.rank)
+            v = v - MiAt @ (min_norm_solve(S.toarray(), c) if self.guard else spla.splu(S).solve(c))
         self.y = np.concatenate([q, v])
         acc = self.form.accelerations(t, q, v)
         self.a, self.lam = np.array(acc.vdot, float), np.array(acc.multipliers, float)[: self.ws.m]
@@ -271,6 +282,8 @@ class GeneralizedAlpha:
             err = self._error(h, out)
             factor = min(GROWTH, max(SHRINK, SAFETY * max(err, 1e-10) ** (-1.0 / 3.0)))
             if err <= 1.0:
+                if self.guard is not None:
+                    self.guard.vouch(h, out)
                 self.t += h
                 self.y, self.a, self.abar, self.lam = out
                 self.h_cap *= CAP_RELAX
@@ -290,6 +303,11 @@ class GeneralizedAlpha:
         return float(np.sqrt(np.mean((e / scale) ** 2))) if n else 0.0
 
     def _attempt(self, h: float):
+        """One step's Newton iterations; (y, a, abar, lambda) or None: next to singular configurations and with
+        redundant rows the guard chooses the solve (generalized_alpha_crossing), else _regular_attempt."""
+        return self._regular_attempt(h) if self.guard is None else self.guard.attempt(h)
+
+    def _regular_attempt(self, h: float):
         """Newton iterations of one step (module doc); (y, a, abar, lambda) or None if not converged."""
         if self.kernel is not None:
             return self._attempt_compiled(h)
@@ -330,7 +348,7 @@ class GeneralizedAlpha:
         self.iterations += iterations
         self.factorizations += factorizations
         if status == 2:
-            raise _singular(self.t + h)
+            raise singular(self.t + h)
         return None if status else (np.concatenate([q1, v1]), a1, abar1, lam1)
 
     def _algorithmic(self, a1: np.ndarray) -> np.ndarray:
@@ -340,8 +358,9 @@ class GeneralizedAlpha:
 
     def _residual(self, t, q, v, a, lam, beta_p):
         """(M, A, right-hand side (-r / beta', -Phi), balanced) at an iterate, sparse or dense arrays;
-        ``balanced``: |r| <= increment * the largest of |M a|, |A^T lambda|, |f| and |Phi| <= increment *
-        the length scale (the multipliers are converged too, not only the positions)."""
+        ``balanced``: |r| <= increment * the largest of |M a|, |A^T lambda|, |f| (or the residual's own round-off,
+        generalized_alpha_rank.roundoff_floor, where that is larger: near a singular configuration) and |Phi| <=
+        increment * the length scale (the multipliers are converged too, not only the positions)."""
         ws, model = self.ws, self.model
         if self.sparse:
             Phi, A, _, _ = ws.sparse_constraints(t, q, v)
@@ -353,7 +372,7 @@ class GeneralizedAlpha:
         r = Ma + reaction - f
         tol = self.newton.increment
         scale = max(_amax(Ma), _amax(reaction), _amax(f), TINY)
-        balanced = _amax(r) <= tol * scale and _amax(Phi) <= tol * model.length_scale
+        balanced = _amax(r) <= max(tol * scale, roundoff_floor(A, lam)) and _amax(Phi) <= tol * model.length_scale
         return M, A, np.concatenate([-r / beta_p, -Phi]), balanced
 
     def _size(self, x) -> float:
@@ -373,15 +392,7 @@ class GeneralizedAlpha:
                 return DenseLU(np.block([[M + S.toarray(), A.T], [A, np.zeros((len(A), len(A)))]]))
             return spla.splu(sp.bmat([[M + S, A.T], [A, None]], format="csc"))
         except (RuntimeError, np.linalg.LinAlgError):
-            raise _singular(t) from None
-
-
-def _singular(t: float) -> IntegrationError:
-    return IntegrationError(
-        f"generalized-alpha: the iteration matrix is singular at t = {t:.6g}: the constraint Jacobian is "
-        "rank deficient (redundant constraints, or a singular configuration). This integrator needs "
-        "independent constraint rows; the Runge-Kutta integrators with the lagrange formulation handle "
-        "redundancy.")
+            raise singular(t) from None
 
 
 def _amax(x: np.ndarray) -> float:

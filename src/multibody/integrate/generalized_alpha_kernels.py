@@ -27,6 +27,7 @@ from ..fast.entries import constraint_entries, entry_count
 from ..fast.kernels import ANGLE, COINCIDENT, COORDINATE_DRIVER, _marker
 from ..fast.step_kernels import constraint_phi
 from .generalized_alpha_band import band_factor, band_solve
+from .generalized_alpha_rank import ROUNDOFF_UNITS
 
 #: status codes of :func:`ga_attempt`
 CONVERGED, NOT_CONVERGED, SINGULAR = 0, 1, 2
@@ -128,8 +129,19 @@ def _difference_stiffness(qe, ve, lam, beta_p, pk, kpat, scale, ent, g0, gp, ban
 
 
 @njit(cache=True)
-def _residual(qe, ve, a, lam, pk, poff, mass, f, shift, ent, phi, Ma, reac, rhs, beta_p, tol, length_scale):
-    """rhs (n + m,) = (-r / beta', -Phi), r = M a + A^T lambda - f; returns ``balanced`` (reference _residual)."""
+def _magnitude(vals, rows, cols, count, lam, n, out):
+    """max of out (n,) = |A|^T |lambda|: the sum of the magnitudes of the terms of A^T lambda."""
+    out[:] = 0.0
+    for e in range(count):
+        if cols[e] < n:
+            out[cols[e]] += abs(vals[e] * lam[rows[e]])
+    return _amax(out)
+
+
+@njit(cache=True)
+def _residual(qe, ve, a, lam, pk, poff, mass, f, shift, ent, phi, Ma, reac, mag, rhs, beta_p, tol, length_scale):
+    """rhs (n + m,) = (-r / beta', -Phi), r = M a + A^T lambda - f; returns ``balanced`` (reference _residual, with
+    the residual's round-off floor of generalized_alpha_rank.roundoff_floor; mag: work array (n,))."""
     prim, pval, mcols, mloc, mvec = pk
     mrows, mcol, mval = mass
     vals, erows, ecols = ent
@@ -148,7 +160,8 @@ def _residual(qe, ve, a, lam, pk, poff, mass, f, shift, ent, phi, Ma, reac, rhs,
     for k in range(m):
         rhs[n + k] = -phi[k]
     scale = max(max(_amax(Ma), _amax(reac)), max(_amax(f), np.finfo(np.float64).tiny))
-    return rmax <= tol * scale and _amax(phi) <= tol * length_scale
+    floor = ROUNDOFF_UNITS * np.finfo(np.float64).eps * _magnitude(vals, erows, ecols, count, lam, n, mag)
+    return rmax <= max(tol * scale, floor) and _amax(phi) <= tol * length_scale
 
 
 @njit(cache=True)
@@ -195,13 +208,13 @@ def ga_attempt(state, h, par, control, model, kpat, band, lower, piv, lu_h, ent,
     gamma_p = gamma / (h * beta)
     _predict(state, h, par, out)
     qe, ve = np.zeros(n + 1), np.zeros(n + 1)
-    phi, Ma, reac, g0, gp = np.empty(m), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    phi, Ma, reac, g0, gp, mag = np.empty(m), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     rhs, x, xb = np.empty(n + m), np.empty(n + m), np.empty(n + m)
     have = lu_h[0] == h
     last, size, iterations, factorizations = np.inf, np.inf, 0, 0
     for _ in range(int(max_it) + 1):
         qe[:n], ve[:n] = q1, v1
-        balanced = _residual(qe, ve, a1, lam1, pk, poff, mass, f, shift, ent, phi, Ma, reac, rhs, beta_p, tol,
+        balanced = _residual(qe, ve, a1, lam1, pk, poff, mass, f, shift, ent, phi, Ma, reac, mag, rhs, beta_p, tol,
                              length_scale)
         if balanced and size <= tol * max(length_scale, _amax(q1)):
             for i in range(n):

@@ -47,3 +47,12 @@ class DenseLU:
         if info:
             raise np.linalg.LinAlgError(f"LAPACK getrs: info {info}")
         return x
+
+
+def singular(t: float):
+    """The IntegrationError of a singular iteration matrix at t (the guard of generalized_alpha_crossing retries such
+    a step with the rank-revealing solve where the model can reach a singular configuration)."""
+    from .explicit import IntegrationError
+    return IntegrationError(
+        f"generalized-alpha: the iteration matrix is singular at t = {t:.6g}: the constraint Jacobian is rank "
+        "deficient there (a singular configuration) and the rank-revealing solve did not converge either.")
