@@ -53,6 +53,10 @@ from .base import Accelerations, Formulation
 #: switch the minimal coordinates when cond(A_p) of the current choice exceeds this multiple of the
 #: condition number of the pivoted (best) choice: a factor 10 costs one digit of accuracy in p'.
 SWITCH_RATIO = 10.0
+EPS = float(np.finfo(float).eps)
+#: approaching a singular configuration the run stops where the round-off of the dependent velocities,
+#: eps / (sigma_min / sigma_max), exceeds this share of rtol (Minimal.set_tolerance)
+ROUND_OFF_SHARE = 0.01
 _NO_CHECK = KinematicTolerance(consistency=np.inf)
 #: the dependent coordinates are recovered by Newton from a first-order prediction only if the
 #: prediction's residual |Phi| is below this fraction of the model's length scale; otherwise the way from
@@ -97,7 +101,9 @@ class Minimal(Formulation):
         self._start = self._accepted                # the accepted state before it: the start of the last step
         self._failed = None                         # (t, cause) of a stage whose p could not be recovered
         self._poisoned = None                       # (t_new, y_new) of the attempt that stage belonged to
-        self._ratios = []                           # (t, sigma_min / sigma_max, its rate) of the last two accepted states
+        self._run_rtol = np.inf                     # the run's rtol (set_tolerance)
+        self._ratios = []                           # (t, sigma_min / sigma_max, its rate, rank drop) of the last two
+        #                                             accepted states (_ratio_rate)
         self._previous = None                   # (t, p, s, rows) of the chart before the last switch
 
     # ---------------------------------------------------------------- coordinates
@@ -186,14 +192,25 @@ class Minimal(Formulation):
         ratio = self._ratio(t, q)
         if ratio >= SINGULAR_HINT_RATIO:
             return ""
-        ahead = self._ahead() if self._ratios and self._ratios[-1][0] == t else None
+        here = bool(self._ratios) and self._ratios[-1][0] == t
+        ahead = self._ahead() if here else None
         ahead = t if ahead is None else ahead
-        rows = self.ws.constraints(t, q, np.zeros_like(q))[1][self._rows]
-        s = np.linalg.svd(rows, compute_uv=False)
-        rank = int(np.count_nonzero(s > SINGULAR_HINT_RATIO * s[0]))
+        if here:
+            rank = len(self._rows) - self._ratios[-1][3]
+        else:
+            s = np.linalg.svd(self.ws.constraints(t, q, np.zeros_like(q))[1][self._rows], compute_uv=False)
+            rank = int(np.count_nonzero(s > SINGULAR_HINT_RATIO * s[0]))
         return (f" The run is near a singular configuration: a singular configuration at t = {ahead:.9g} (rank "
                 f"{rank} of {len(self._rows)}; sigma_min / sigma_max of the constraint Jacobian {ratio:.1e} at the "
                 f"last accepted state, t = {t:.9g}, extrapolated to 0); {_CANNOT_PASS}")
+
+    def set_tolerance(self, rtol, atol):
+        """The run's tolerances (simulation.step_watch): approaching a singular configuration, the run stops where the
+        round-off of p' = -A_p^-1 (A_s s' + Phi_t), eps cond(A_p) >= eps sigma_max / sigma_min, exceeds ROUND_OFF_SHARE
+        rtol, once the ratio is below SINGULAR_HINT_RATIO (a long chain starts with eps / ratio above it: 1.3e-14 on
+        the N-four-bar with 40 cells): beyond it the error control creeps and collapses (N-four-bar 40 at rtol 1e-12 took minutes of steps
+        ~1e-8 s; the double four-bar's dop853 steps at rtol 1e-10 collapsed where eps / ratio was 0.16 rtol)."""
+        self._run_rtol = float(rtol)
 
     @property
     def step_limit(self):
@@ -217,32 +234,37 @@ class Minimal(Formulation):
         steps keep APPROACH_FRACTION of the way to it."""
         if not self._ratios:
             return None
-        t1, r1, d1 = self._ratios[-1]
+        t1, r1, d1, _ = self._ratios[-1]
         if not (r1 < APPROACH_SCREEN and d1 < 0.0):
             return None
         ahead = t1 - r1 / d1
         if len(self._ratios) > 1 and t1 > self._ratios[-2][0]:
-            t0, _, d0 = self._ratios[-2]
+            t0, _, d0, _ = self._ratios[-2]
             half_curvature = 0.5 * (d1 - d0) / (t1 - t0)
             if half_curvature < 0.0:        # r1 + d1 h + c h^2 = 0, its positive root (c < 0, d1 < 0, r1 > 0)
                 ahead = min(ahead, t1 + (-d1 - np.sqrt(d1 * d1 - 4.0 * half_curvature * r1)) / (2.0 * half_curvature))
         return ahead
 
-    def _ratio_rate(self, t, q, v) -> tuple[float, float]:
-        """(sigma_min / sigma_max of the kept rows at (t, q), its derivative along the motion q' = v): first-order
-        perturbation of simple singular values, d sigma_i = u_i^T dA w_i (Stewart & Sun, Matrix Perturbation
-        Theory, Sect. IV.2), with dA/dt by central differences over RATE_STEP (A is smooth where its singular
-        values are not: a finite difference of the ratio itself would straddle the kink at a crossing)."""
+    def _ratio_rate(self, t, q, v) -> tuple[float, float, int]:
+        """(sigma_min / sigma_max of the kept rows at (t, q), its derivative along the motion q' = v, the rank drop
+        ahead): first-order perturbation of simple singular values, d sigma_i = u_i^T dA w_i (Stewart & Sun, Matrix
+        Perturbation Theory, Sect. IV.2), with dA/dt by central differences over RATE_STEP (A is smooth where its
+        singular values are not: a finite difference of the ratio itself would straddle the kink at a crossing). The
+        rank drop counts the singular values whose tangents reach 0 no later than twice the time sigma_min's does
+        (those that vanish with it at a crossing: two on the double four-bar, paper 000 Sect. 3.2)."""
         if len(self._rows) == 0:
-            return 1.0, 0.0
+            return 1.0, 0.0, 0
         rows = lambda t, q: self.ws.constraints(t, q, np.zeros_like(q))[1][self._rows]     # noqa: E731
         U, sv, Wt = np.linalg.svd(rows(t, q), full_matrices=False)
         if sv[0] <= 0.0:
-            return 0.0, 0.0
+            return 0.0, 0.0, len(sv)
         dA = (rows(t + RATE_STEP, q + RATE_STEP * v) - rows(t - RATE_STEP, q - RATE_STEP * v)) / (2 * RATE_STEP)
-        d_max, d_min = (U[:, i] @ dA @ Wt[i] for i in (0, -1))
+        ds = np.einsum("ij,ik,jk->k", dA, U, Wt.T)          # u_i^T dA w_i
         ratio = sv[-1] / sv[0]
-        return float(ratio), float((d_min - ratio * d_max) / sv[0])
+        falling = ds < 0.0
+        reach = np.where(falling, sv / np.where(falling, -ds, 1.0), np.inf)
+        drop = int(np.count_nonzero(reach <= 2.0 * reach[-1])) if falling[-1] else 0
+        return float(ratio), float((ds[-1] - ratio * ds[0]) / sv[0]), max(drop, 1)
 
     def failure_hint(self, t, y) -> str:
         """A sentence appended to a failed run's message (simulation.driver, step_watch) near a singular
@@ -272,8 +294,8 @@ class Minimal(Formulation):
                                   f"{t_fail:.9g} ({cause}).{self._hint(*self._accepted[:2])}")
         q, v = self.split(t, y)
         self._start, self._accepted, self._poisoned = self._accepted, (float(t), q.copy(), v.copy()), None
-        ratio, rate = self._ratio_rate(t, q, v)
-        self._ratios = (self._ratios + [(float(t), ratio, rate)])[-2:]
+        ratio, rate, drop = self._ratio_rate(t, q, v)
+        self._ratios = (self._ratios + [(float(t), ratio, rate, drop)])[-2:]
         if ratio <= self.rank_tol.rtol:
             s = np.linalg.svd(self.ws.constraints(t, q, v)[1][self._rows], compute_uv=False)
             rank = int(np.count_nonzero(s > self.rank_tol.rtol * s[0]))
@@ -281,6 +303,14 @@ class Minimal(Formulation):
                                   f"{len(self._rows)}; reached by the step from t = {self._start[0]:.9g}, sigma_min / "
                                   f"sigma_max of the constraint Jacobian {ratio:.1e}, at most the rank tolerance "
                                   f"{self.rank_tol.rtol:.1e}); {_CANNOT_PASS}")
+        ahead = self._ahead()
+        if ahead is not None and ratio < SINGULAR_HINT_RATIO and EPS / ratio > ROUND_OFF_SHARE * self._run_rtol:
+            raise SimulationError(f"model '{self.model.name}': a singular configuration at t = {ahead:.9g} (rank "
+                                  f"{len(self._rows) - drop} of {len(self._rows)}; ahead of the accepted state at t = "
+                                  f"{t:.9g}, where sigma_min / sigma_max of the constraint Jacobian, {ratio:.1e}, falls "
+                                  f"towards 0 and the round-off of the dependent velocities, eps / {ratio:.1e} = "
+                                  f"{EPS / ratio:.1e}, exceeds {ROUND_OFF_SHARE:g} rtol = {ROUND_OFF_SHARE * self._run_rtol:g}); "
+                                  f"{_CANNOT_PASS}")
         A = self.ws.constraints(t, q, v)[1][self._rows]
         if A.shape[0] == 0:
             return None
