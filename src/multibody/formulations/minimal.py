@@ -298,7 +298,8 @@ class Minimal(Formulation):
         self._ratios = (self._ratios + [(float(t), ratio, rate, drop)])[-2:]
         if ratio <= self.rank_tol.rtol:
             s = np.linalg.svd(self.ws.constraints(t, q, v)[1][self._rows], compute_uv=False)
-            rank = int(np.count_nonzero(s > self.rank_tol.rtol * s[0]))
+            below = int(np.count_nonzero(s <= self.rank_tol.rtol * s[0]))    # those vanishing with sigma_min: drop
+            rank = len(self._rows) - max(below, drop)
             raise SimulationError(f"model '{self.model.name}': a singular configuration at t = {t:.9g} (rank {rank} of "
                                   f"{len(self._rows)}; reached by the step from t = {self._start[0]:.9g}, sigma_min / "
                                   f"sigma_max of the constraint Jacobian {ratio:.1e}, at most the rank tolerance "
