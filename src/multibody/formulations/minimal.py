@@ -122,7 +122,7 @@ class Minimal(Formulation):
 
     def split(self, t, y):
         """(q, v) from y = (s, s') at time t, recovering p (Newton on Phi = 0 with s held, continued from the
-        accepted state that starts the step containing t: :meth:`_base`). Raises SimulationError, naming the
+        accepted state that starts the step containing t: ``_base``). Raises SimulationError, naming the
         time and how near a singular configuration the run is, where p cannot be recovered."""
         try:
             return self._state(t, y)
@@ -220,7 +220,7 @@ class Minimal(Formulation):
         accepted states. The steps then approach it geometrically, no stage lies beyond it (a stage there is
         Newton's pick of an assembly branch: a dop853 step of 0.19 s across the double four-bar's crossing at
         0.7144 was accepted and the crossing located at 0.7158), and the run stops where the ratio reaches the
-        rank tolerance (:meth:`after_step`), within ~ sqrt(eps) / rate of the crossing, or, where the error control
+        rank tolerance (``after_step``), within ~ sqrt(eps) / rate of the crossing, or, where the error control
         collapses the step first (p' carries the round-off eps / sigma_min), with failure_hint naming it."""
         ahead = self._ahead()
         return None if ahead is None else APPROACH_FRACTION * (ahead - self._ratios[-1][0])
@@ -275,10 +275,10 @@ class Minimal(Formulation):
 
     def error_filter(self, t_new, y_new, err):
         """The integrator's local error estimate (integrate.explicit.RungeKutta ``error_filter``), infinite for an
-        attempt that had a stage whose dependent coordinates could not be recovered (:meth:`rhs`): the step is
+        attempt that had a stage whose dependent coordinates could not be recovered (``rhs``): the step is
         rejected and shrunk by the controller's smallest factor, like a step whose error is too large, instead of
         ending the run; stages beyond a singular configuration are rejected this way until the steps reach it
-        (then the crossing monitor or :meth:`after_step` stops the run, naming it). DOP853 calls this twice per
+        (then the crossing monitor or ``after_step`` stops the run, naming it). DOP853 calls this twice per
         attempt (both estimates): the attempt is remembered by (t_new, y_new)."""
         if self._failed is not None:
             self._poisoned, self._failed = (float(t_new), np.array(y_new, float)), None
