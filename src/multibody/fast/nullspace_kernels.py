@@ -28,6 +28,10 @@ DECLINE_RATIO = 1e-3
 #: relative error after k iterations is ~ (lambda_2 / lambda_1)^(2k); it enters only the penalty (mu / s)^2
 POWER_ITERATIONS = 30
 
+#: sweeps of jacobi_singular_values (the fallback of singular_value): one-sided Jacobi converges quadratically once
+#: the rows are nearly orthogonal, in ~6-10 sweeps for the matrices met here; more leave ok False
+JACOBI_SWEEPS = 60
+
 
 @njit(cache=True)
 def evaluate(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, ddf, A, gamma, phi):
@@ -223,7 +227,8 @@ def crossing_sigma(t, hist_t, hist_x, hist_v, r, prim, pval, poff, mcols, mloc, 
     """(sigma_r of A at x(t), ok): x(t) the cubic Hermite interpolant of the three accepted states (hist_t (3,),
     hist_x, hist_v (3, n)) on the piece containing t, projected onto Phi = 0 (project_kernels.project_positions with
     the arguments of fast.packed.CompiledWorkspace.solve_positions); the singular tracker's objective
-    (formulations.singular: SingularTracker._position, _sigmas). ok False where the projection failed."""
+    (formulations.singular: SingularTracker._position, _sigmas). ok False where the projection failed (or, never for a
+    finite A, neither SVD could vouch for sigma_r: :func:`singular_value`), and the tracker runs its reference."""
     k = 0 if t <= hist_t[1] else 1
     h = hist_t[k + 1] - hist_t[k]
     s = (t - hist_t[k]) / h
@@ -238,5 +243,56 @@ def crossing_sigma(t, hist_t, hist_x, hist_v, r, prim, pval, poff, mcols, mloc, 
     qe[n] = 0.0
     ve[:] = 0.0
     assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
-    sv = np.linalg.svd(np.ascontiguousarray(A[:, :n]))[1]
-    return sv[r - 1], True
+    return singular_value(np.ascontiguousarray(A[:, :n]), r)
+
+
+@njit(cache=True)
+def singular_value(M, r):
+    """(sigma_r of M (m, k), ok): LAPACK's divide and conquer (gesdd, numba's np.linalg.svd); where it fails to converge
+    (numba raises ValueError, seen in the singular tracker's objective, issue 12) one-sided Jacobi
+    (:func:`jacobi_singular_values`, which converges for every finite matrix); ok False only for a non-finite M."""
+    try:
+        return np.linalg.svd(M)[1][r - 1], True
+    except Exception:       # noqa: BLE001 -- numba catches no narrower class here
+        pass
+    sv, ok = jacobi_singular_values(M)
+    return sv[r - 1], ok
+
+
+@njit(cache=True)
+def jacobi_singular_values(M):
+    """(singular values of M (m, k), descending; ok): one-sided Jacobi (Hestenes 1958; Demmel, Applied Numerical Linear
+    Algebra, Alg. 5.5, applied to the rows): plane rotations from the left make the rows of G = Q M pairwise orthogonal,
+    and then the singular values are their norms. Cyclic sweeps converge for every finite M (Forsythe & Henrici 1960),
+    with high relative accuracy for the small singular values (Demmel & Veselic 1992); ok False for a non-finite M or
+    if JACOBI_SWEEPS sweeps leave a pair not orthogonal to working precision."""
+    G = M.copy()
+    m, k = G.shape
+    sv = np.zeros(m)
+    if not np.all(np.isfinite(G)):
+        return sv, False
+    eps, done = np.finfo(np.float64).eps, False
+    for _ in range(JACOBI_SWEEPS):
+        done = True
+        for i in range(m - 1):
+            for j in range(i + 1, m):
+                a, b, c = 0.0, 0.0, 0.0
+                for x in range(k):
+                    a += G[i, x] * G[i, x]
+                    b += G[j, x] * G[j, x]
+                    c += G[i, x] * G[j, x]
+                if abs(c) <= eps * np.sqrt(a * b):
+                    continue
+                done = False
+                zeta = (b - a) / (2.0 * c)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                cs = 1.0 / np.sqrt(1.0 + t * t)
+                sn = cs * t
+                for x in range(k):
+                    gi, gj = G[i, x], G[j, x]
+                    G[i, x], G[j, x] = cs * gi - sn * gj, sn * gi + cs * gj
+        if done:
+            break
+    for i in range(m):
+        sv[i] = np.sqrt(np.sum(G[i] * G[i]))
+    return np.sort(sv)[::-1], done
