@@ -35,9 +35,10 @@ SCHUR_PIVOT_RATIO = 1e-3
 
 __all__ = ["SCHUR_PIVOT_RATIO", "FastLagrangeRhs", "fast_lagrange_rhs", "numba_available", "sparse_band_rhs", "supported"]
 
-def supported(formulation) -> str | None:
-    """None if the fast path applies to this Lagrange formulation, else the reason it does not."""
-    if not formulation.plain_solve:      # e.g. Projection: another acceleration solve
+def supported(formulation, sparse: bool = False) -> str | None:
+    """None if the fast path applies to this Lagrange formulation, else the reason it does not. ``sparse``: for the
+    sparse path's band Schur solve, which also evaluates Projection's accelerations (its ``schur_solve``)."""
+    if not (formulation.schur_solve if sparse else formulation.plain_solve):    # e.g. Projection off the sparse path
         return f"formulation '{formulation.name}' solves differently"
     reason = model_supported(formulation.model) or ("nonholonomic rows" if formulation.ws.h else None)
     if reason:
@@ -111,7 +112,7 @@ def sparse_band_rhs(formulation, fast: bool = True) -> SparseBandRhs | None:
     """A :class:`~.band.SparseBandRhs` for a Lagrange formulation on the sparse path (issue 16 item 2: compiled
     band Schur solve instead of SuperLU and Python per evaluation), or None if ``fast`` is False, numba is missing,
     the model is not supported (:func:`supported`) or its mass matrix is not diagonal."""
-    if not fast or not numba_available() or supported(formulation) is not None:
+    if not fast or not numba_available() or supported(formulation, sparse=True) is not None:
         return None
     from .warm import use_compiled
 

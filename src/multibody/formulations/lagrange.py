@@ -170,6 +170,12 @@ class Lagrange(Formulation):
         Projection): the compiled and sparse paths reproduce only this one."""
         return type(self)._solve is Lagrange._solve
 
+    @property
+    def schur_solve(self) -> bool:
+        """True when the sparse path's Schur solve (formulations.lagrange_sparse, fast.band) evaluates this
+        formulation's accelerations: the plain solve (the same q'' for independent rows) and Projection's."""
+        return self.plain_solve
+
     def _solve(self, t, q, v):
         """Terms with A = C[keep] (kept rows of [Phi_q; Psi]) and gamma = Gamma[keep], and q'' from the
         ``active`` rows."""

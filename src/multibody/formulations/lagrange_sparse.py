@@ -62,13 +62,13 @@ def conditioning(A) -> float:
 
 def lagrange_sparse(form, sparse: bool | None, eliminate, choose_rows) -> bool:
     """Resolve the Lagrange ``sparse`` option (None: automatic for large eligible models without
-    ``eliminate``/``choose_rows`` and with the plain Lagrange acceleration solve)."""
-    plain = form.plain_solve
+    ``eliminate``/``choose_rows`` and with an acceleration solve the Schur complement evaluates, ``schur_solve``)."""
+    plain = form.schur_solve
     if sparse is None:
         return use_sparse(form.model, None) and plain and not eliminate and not choose_rows
     if sparse and (not plain or eliminate or choose_rows):
-        raise MultibodyError(f"Model '{form.model.name}': sparse=True needs the plain 'lagrange' solve "
-                             "without eliminate/choose_rows (the sparse path requires independent rows).")
+        raise MultibodyError(f"Model '{form.model.name}': sparse=True needs the Schur solve of 'lagrange' or "
+                             "'projection' without eliminate/choose_rows (the sparse path requires independent rows).")
     return use_sparse(form.model, sparse)
 
 
