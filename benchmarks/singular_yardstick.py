@@ -146,3 +146,52 @@ def check(path: str, kernel: str = "") -> int:
     print(f"{len(bad)} of {n} cells fail the criterion (tip phase <= the reduced runs' envelope over rtol, atol x "
           f"10^(+-{REACH}/{STEPS_PER_DECADE}), on the branch, every crossing)")
     return 1 if bad else 0
+
+
+def error_constants(cells: int, t_end: float, integrator: str, hundredth: bool) -> list[tuple[float, float]]:
+    """(Tol, E / Tol) of the reduced run every 1/STEPS_PER_DECADE decade from 1e-4 to 1e-12 (atol = rtol, or rtol / 100
+    with ``hundredth``): the error constant C of E ~ C Tol (HNW I, Sect. II.10) and how much it fluctuates."""
+    out = []
+    for i in range(4 * STEPS_PER_DECADE, 12 * STEPS_PER_DECADE + 1):
+        tol = 10.0 ** (-i / STEPS_PER_DECADE)
+        out.append((tol, reduced_tip_error(cells, t_end, integrator, tol, tol / 100 if hundredth else tol) / tol))
+    return out
+
+
+def norm_weights(model, t_end: float, rtol: float, atol: float, crank: str = "bar1.theta") -> tuple:
+    """(w_q, w_v) along a lagrange dopri5 run: the factor by which the multibody RMS error norm weighs an error along
+    the motion (e_q = J e_theta, e_v = J e_omega, J = dq / d theta = v / omega) against the reduced run's norm on
+    (theta, theta'): w = sqrt(mean_i (J_i sc_theta / sc_i)^2), sc = atol + rtol |y| (controllers.error_norm). The
+    crank's effective tolerance is the requested one over w."""
+    from multibody import RunOptions, simulate
+    r = simulate(model, t_end=t_end, formulation="lagrange",
+                 options=RunOptions(integrator="dopri5", rtol=rtol, atol=atol))
+    labels = r.series["q"].labels
+    q = np.stack([r.column("q", c) for c in labels], axis=1)
+    v = np.stack([r.column("v", c) for c in labels], axis=1)
+    th, om = q[:, labels.index(crank)], v[:, labels.index(crank)]
+    jac = v / om[:, None]
+    w_q = np.sqrt(np.mean((jac * (atol + rtol * np.abs(th))[:, None] / (atol + rtol * np.abs(q))) ** 2, axis=1))
+    w_v = np.sqrt(np.mean((jac * (atol + rtol * np.abs(om))[:, None] / (atol + rtol * np.abs(v))) ** 2, axis=1))
+    return w_q, w_v
+
+
+def main() -> None:
+    """Print the reduced runs' error constants and the norm weights the yardstick's neighbourhood is argued from
+    (module docstring; docs/guide/singular.md, "How a cell is judged")."""
+    from multibody.models.four_bars import double_four_bar, n_four_bar
+    for cells, t_end in ((2, 10.0), (10, 20.0)):
+        for integrator in ("dopri5", "dop853"):
+            for hundredth in (False, True):
+                c = error_constants(cells, t_end, integrator, hundredth)
+                print(f"cells {cells} {integrator} atol = rtol{' / 100' if hundredth else ''}: E / Tol "
+                      + " ".join(f"{t:.1e}:{k:.0f}" for t, k in c))
+    for name, model in (("double-four-bar", double_four_bar), ("n-four-bar-10", lambda: n_four_bar(cells=10))):
+        for rtol, atol in ((1e-6, 1e-6), (1e-6, 1e-8), (1e-10, 1e-10), (1e-10, 1e-12)):
+            w_q, w_v = norm_weights(model(), 10.0, rtol, atol)
+            print(f"{name} rtol {rtol:.0e} atol {atol:.0e}: w_q {w_q.min():.2f}-{w_q.max():.3g} (median "
+                  f"{np.median(w_q):.3g}), w_v {w_v.min():.2f}-{w_v.max():.2f}")
+
+
+if __name__ == "__main__":
+    main()
