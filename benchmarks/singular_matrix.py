@@ -8,8 +8,8 @@ spread within the lower and within the upper cranks), the crank-tip error agains
 theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the modified double
 and triple four-bars and the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed
 form: "-"), the singular crossings reported against the number expected (sign changes of sin theta of the exact
-solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5) and those the run's own crank passes (crossings_own, sign
-changes of its sin theta; models with an exact reduction), accepted steps, the smallest step, the largest
+solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5) and those the run's own crank passes (crossings_own, the
+multiples of pi between its accepted angles, so a step across two counts two; models with an exact reduction), accepted steps, the smallest step, the largest
 after-step move (error scales; and as StepWatch judges it: the largest turn of the
 velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the
 relative energy drift, the wall time and the run's CPU time (the machine may be shared), and for a model with an
@@ -107,7 +107,7 @@ def measure(r, cells) -> dict:
     if cells is not None:
         th, exact = r.column("q", groups[0][0]), crank_angle_exact_cells(r.t, cells=cells)
         tip = f"{np.hypot(np.cos(th) - np.cos(exact), np.sin(th) - np.sin(exact)).max():.2e}"
-        own = int(np.count_nonzero(np.sin(th[:-1]) * np.sin(th[1:]) < 0))    # the crossings the run itself passes
+        own = int(np.abs(np.diff(np.floor(th / np.pi))).sum())      # multiples of pi the run's own crank passes
     s = r.summary
     crossings = len(s.get("singular_crossings", []))
     return {"status": "ok", "crank_spread_rad": f"{spread:.1e}", "tip_error_m": tip,

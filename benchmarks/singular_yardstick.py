@@ -28,8 +28,8 @@ linearly in time and is what is proportional to the tolerance; the chord saturat
 and then a tip error of 2 m is consistent with a yardstick whose phase is lost too (phase(2) = pi).
 
 The criterion (verdict): a row passes iff it finished ("ok"), its cranks are parallel (crank spread <= OFF_BRANCH),
-it reports every crossing it passes (crossings == crossings_own, the sign changes of sin theta along the run's own
-crank; crossings_expected, the exact solution's, in rows without that column: a run whose phase is ahead may pass
+it reports every crossing it passes (crossings == crossings_own, the multiples of pi the run's own crank angle
+passes; crossings_expected, the exact solution's, in rows without that column: a run whose phase is ahead may pass
 one more crossing than the exact solution, and its phase is judged by the tip criterion), and where a yardstick exists (a model with a closed-form
 reduction and an rtol / atol row) phase(tip_error) <= phase(envelope), i.e. tip_ratio <= 1. A minimal row that stops
 naming a singular configuration passes: minimal coordinates cannot continue through one (issue 12: "minimal where
