@@ -8,14 +8,17 @@ spread within the lower and within the upper cranks), the crank-tip error agains
 theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the modified double
 and triple four-bars and the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed
 form: "-"), the singular crossings reported against the number expected (sign changes of sin theta of the exact
-solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5), accepted steps, the smallest step, the largest
+solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5) and those the run's own crank passes (crossings_own, the
+multiples of pi between its accepted angles, so a step across two counts two; models with an exact reduction), accepted steps, the smallest step, the largest
 after-step move (error scales; and as StepWatch judges it: the largest turn of the
 velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the
 relative energy drift, the wall time and the run's CPU time (the machine may be shared), and for a model with an
 exact reduction the tip error of the same integrator at the same rtol / atol on the reduction itself
-(reduced_tip_error_m: the project's own Runge-Kutta on theta'' = -k cos theta) and the ratio of the two (tip_ratio):
-a multibody run within a small factor of it is as accurate as the integrator is on the smooth 1-DOF problem; the
-columns are appended to FIELDS, and rows appended to a CSV written before keep that file's columns. Each run is a forked process (a
+(reduced_tip_error_m: the project's own Runge-Kutta on theta'' = -k cos theta), the yardstick (reduced_envelope_m:
+the largest such reduced error over rtol, atol x 10^(j/8), |j| <= 3) and tip_ratio = phase(tip error) /
+phase(yardstick); the criterion a cell must meet (on the branch, every crossing, tip_ratio <= 1) and its reasons are in
+singular_yardstick.py, and ``--check CSV`` lists the failing cells and exits 1 if there are any. The columns are
+appended to FIELDS, and rows appended to a CSV written before keep that file's columns. Each run is a forked process (a
 hung or very long run is cut at ``--timeout`` CPU seconds, or ten times that in wall time; CPU, not wall: on a
 shared machine the wall time measures the neighbours). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
 OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
@@ -25,6 +28,7 @@ OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
         [--atols same,hundredth] [--timeout 600] [--csv benchmarks/results/singular_matrix.csv]
     python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv [--kernel Prescott]  # summary
     python benchmarks/singular_matrix.py --add-reference benchmarks/results/singular_matrix.csv  # fill the reference
+    python benchmarks/singular_matrix.py --check benchmarks/results/singular_matrix.csv [--kernel Prescott]  # judge
 
 Formulation names are those of ``--formulation``; ``nullspace-flow`` is nullspace with ``--basis flow``
 (``nullspace`` alone: the default continued basis). generalized-alpha takes fixed steps (``--ga-steps``), not rtol.
@@ -33,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
 import multiprocessing as mp
 import os
 import re
@@ -44,10 +47,11 @@ import numpy as np
 
 from multibody import RunOptions, simulate
 from multibody.errors import MultibodyError, SimulationError
-from multibody.integrate.explicit import solve
-from multibody.models.four_bars import crank_rate_constant, double_four_bar, n_four_bar
+from multibody.models.four_bars import double_four_bar, n_four_bar
 from multibody.models.modified_four_bars import (crank_angle_exact_cells, double_four_bar_modified,
                                                  four_bar_2x2_modified, triple_four_bar_modified)
+from singular_yardstick import OFF_BRANCH, check, envelope, reduced_tip_error
+from singular_yardstick import tip_ratio as yardstick_ratio
 
 #: name -> (factory, cells (None: no closed form), t_end)
 MODELS = {"double-four-bar": (double_four_bar, 2, 10.0),
@@ -59,13 +63,10 @@ MODELS = {"double-four-bar": (double_four_bar, 2, 10.0),
 ALL_FORMULATIONS = "lagrange,nullspace,nullspace-flow,partitioning,projection,minimal"
 #: crossings of the 2x2 four-bar in 2 s (paper 000 Sect. 3.5; tests/test_crossings.py)
 CROSSINGS_2X2 = 7
-#: crank spread (rad) above which a finished run is marked as off its branch in --table (the runs on the branch
-#: keep it below 1e-9: the cranks are parallel to the projection tolerance)
-OFF_BRANCH = 1e-6
 FIELDS = ["model", "formulation", "integrator", "rtol", "atol", "step", "status", "crank_spread_rad", "tip_error_m",
           "crossings", "crossings_expected", "steps", "min_step_s", "max_jump_scales", "energy_drift_rel",
           "wall_s", "blas_kernel", "message", "cpu_s", "max_branch_move", "max_action_tolerances",
-          "reduced_tip_error_m", "tip_ratio"]
+          "reduced_tip_error_m", "tip_ratio", "reduced_envelope_m", "crossings_own"]
 
 
 def expected_crossings(cells, t_end) -> int:
@@ -76,26 +77,18 @@ def expected_crossings(cells, t_end) -> int:
     return int(np.count_nonzero(s[:-1] * s[1:] < 0))
 
 
-@functools.cache
-def reduced_tip_error(cells, t_end, integrator, rtol, atol) -> float:
-    """The crank-tip error of the same integrator at the same rtol / atol on the exact 1-DOF reduction
-    theta'' = -k cos theta itself (state (theta, theta'), the project's own explicit Runge-Kutta with its default step
-    control, integrate.explicit.solve), at its accepted steps, against crank_angle_exact_cells: what the integrator
-    achieves on the smooth reduced problem, the yardstick of a multibody run's tip error (tip_ratio)."""
-    k = crank_rate_constant(cells)
-    t, y, _ = solve(lambda _, x: np.array([x[1], -k * np.cos(x[0])]), (0.0, t_end), np.array([np.pi / 2, -1.0]),
-                    method=integrator, rtol=rtol, atol=atol)
-    exact = crank_angle_exact_cells(t, cells=cells)
-    return float(np.hypot(np.cos(y[0]) - np.cos(exact), np.sin(y[0]) - np.sin(exact)).max())
-
-
 def with_reference(row, cells, t_end) -> dict:
-    """The row with reduced_tip_error_m and tip_ratio (tip error / reduced tip error) where both exist (a finished
-    rtol run of a model with an exact reduction)."""
+    """The row with reduced_tip_error_m (the reduced run at the row's rtol / atol), reduced_envelope_m (the yardstick:
+    the largest reduced run over the neighbouring tolerances, singular_yardstick.envelope) and tip_ratio (phase of the
+    tip error over phase of the envelope; <= 1 is consistent with the tolerance) where they exist (a finished rtol run
+    of a model with an exact reduction)."""
     if cells is None or row.get("status") != "ok" or row["step"] or row.get("tip_error_m", "-") == "-":
         return row
-    ref = reduced_tip_error(cells, t_end, row["integrator"], float(row["rtol"]), float(row["atol"]))
-    return {**row, "reduced_tip_error_m": f"{ref:.2e}", "tip_ratio": f"{float(row['tip_error_m']) / ref:.2g}"}
+    rtol, atol = float(row["rtol"]), float(row["atol"])
+    ref = reduced_tip_error(cells, t_end, row["integrator"], rtol, atol)
+    bar = envelope(cells, t_end, row["integrator"], rtol, atol, reduced=reduced_tip_error)
+    return {**row, "reduced_tip_error_m": f"{ref:.2e}", "reduced_envelope_m": f"{bar:.2e}",
+            "tip_ratio": f"{yardstick_ratio(float(row['tip_error_m']), bar):.2g}"}
 
 
 def crank_groups(labels) -> list[list[str]]:
@@ -110,14 +103,16 @@ def measure(r, cells) -> dict:
     groups = crank_groups(r.series["q"].labels)
     spread = max(float(np.abs(np.angle(np.exp(1j * (th - th[:, :1])))).max()) for th in     # modulo 2 pi
                  (np.stack([r.column("q", c) for c in g], axis=1) for g in groups))
-    tip = "-"
+    tip, own = "-", ""
     if cells is not None:
         th, exact = r.column("q", groups[0][0]), crank_angle_exact_cells(r.t, cells=cells)
         tip = f"{np.hypot(np.cos(th) - np.cos(exact), np.sin(th) - np.sin(exact)).max():.2e}"
+        own = int(np.abs(np.diff(np.floor(th / np.pi))).sum())      # multiples of pi the run's own crank passes
     s = r.summary
     crossings = len(s.get("singular_crossings", []))
     return {"status": "ok", "crank_spread_rad": f"{spread:.1e}", "tip_error_m": tip,
             "crossings": f"{crossings}{'' if s.get('singular_crossings_monitored', True) else ' (not monitored)'}",
+            "crossings_own": own,
             "steps": s.get("steps", ""), "min_step_s": f"{s['min_step']:.1e}",
             "max_jump_scales": f"{s.get('max_projection_jump', 0.0):.1e}",
             "max_branch_move": f"{s.get('max_branch_move', 0.0):.1e}",
@@ -210,10 +205,11 @@ def cases(a):
 def table(path: str, kernel: str = "default") -> str:
     """A Markdown table of a CSV written by this script: one line per model, formulation and integrator, one
     column per (rtol, atol) or generalized-alpha step; a cell is the crank-tip error (the crank spread for the
-    2x2 four-bar), its ratio to the same integrator's tip error on the exact reduction (x ratio, where the CSV has
-    it) and the crossings found / expected (OFF BRANCH first where the cranks are not parallel), or STOPPED
-    at the time named, TIMEOUT; n/a rows are left out. Then one line "(exact reduction)" per model and integrator
-    with the reduced runs' tip errors. Only the rows measured under the BLAS kernel ``kernel`` (column
+    2x2 four-bar), tip_ratio (x ratio, where the CSV has it: the tip's phase error over the yardstick's, <= 1 is
+    consistent with the tolerance, singular_yardstick) and the crossings found / expected (OFF BRANCH first where the
+    cranks are not parallel), or STOPPED at the time named, TIMEOUT; n/a rows are left out. Then one line
+    "(exact reduction)" per model and integrator with the reduced run's tip error at the cell's tolerance and the
+    yardstick, the envelope over the neighbouring tolerances ("at tol / envelope"). Only the rows measured under the BLAS kernel ``kernel`` (column
     blas_kernel); rows written before the reference columns existed have none."""
     rows = [r for r in csv.DictReader(open(path)) if r["blas_kernel"] == kernel]
     cols = sorted(dict.fromkeys((r["rtol"], r["atol"], r["step"]) for r in rows if r["status"] != "n/a"),
@@ -229,7 +225,9 @@ def table(path: str, kernel: str = "default") -> str:
     refs = {}
     for r in rows:
         if r.get("reduced_tip_error_m"):
-            refs.setdefault((r["model"], r["integrator"]), {})[(r["rtol"], r["atol"], r["step"])] = r["reduced_tip_error_m"]
+            env = f" / {r['reduced_envelope_m']}" if r.get("reduced_envelope_m") else ""
+            refs.setdefault((r["model"], r["integrator"]), {})[(r["rtol"], r["atol"], r["step"])] = \
+                r["reduced_tip_error_m"] + env
     for (model, integrator), ref in refs.items():
         lines.append(f"| {model} | (exact reduction) | {integrator} | " + " | ".join(ref.get(c, "") for c in cols)
                      + " |")
@@ -256,7 +254,8 @@ def add_reference(path: str) -> None:
     rows = list(csv.DictReader(open(path, newline="")))
     for i, r in enumerate(rows):
         if r["model"] in MODELS and r.get("status") == "ok":
-            rows[i] = with_reference({**r, "reduced_tip_error_m": "", "tip_ratio": ""}, *MODELS[r["model"]][1:])
+            rows[i] = with_reference({**r, "reduced_tip_error_m": "", "tip_ratio": "", "reduced_envelope_m": ""},
+                                     *MODELS[r["model"]][1:])
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, FIELDS, extrasaction="ignore")
         writer.writeheader()
@@ -285,15 +284,20 @@ def main():
     p.add_argument("--timeout", type=float, default=600.0, help="CPU seconds per run (a wall limit of ten times that)")
     p.add_argument("--csv", default="")
     p.add_argument("--table", default="", help="print a CSV written by --csv as a Markdown table and stop")
-    p.add_argument("--kernel", default="default", help="--table: the rows of this blas_kernel (default, Prescott, ...)")
-    p.add_argument("--add-reference", default="", help="fill reduced_tip_error_m and tip_ratio of every row of this "
-                                                        "CSV (rewritten with FIELDS) and stop")
+    p.add_argument("--kernel", default="", help="--table: the rows of this blas_kernel (default, Prescott, ...; "
+                                                "default when not given); --check: only its rows (all when not given)")
+    p.add_argument("--add-reference", default="", help="fill reduced_tip_error_m, reduced_envelope_m and tip_ratio of "
+                                                        "every row of this CSV (rewritten with FIELDS) and stop")
+    p.add_argument("--check", default="", help="print the cells of this CSV that fail the criterion "
+                                               "(singular_yardstick) and exit 1 if there are any; --kernel K: only K")
     a = p.parse_args()
+    if a.check:
+        raise SystemExit(check(a.check, a.kernel))
     if a.add_reference:
         add_reference(a.add_reference)
         return
     if a.table:
-        print(table(a.table, a.kernel))
+        print(table(a.table, a.kernel or "default"))
         return
     kernel = os.environ.get("OPENBLAS_CORETYPE", "default")
     expected = {}
@@ -316,7 +320,8 @@ def main():
                 f"spread {row['crank_spread_rad']} rad  tip {row['tip_error_m']} m  crossings {row['crossings']}/"
                 f"{row['crossings_expected']}  steps {row['steps']}  min step {row['min_step_s']} s  jump "
                 f"{row['max_jump_scales']} scales, turn {row['max_branch_move']}, {row['max_action_tolerances']} tol"
-                f"  reduced tip {row.get('reduced_tip_error_m', '-')} m, ratio {row.get('tip_ratio', '-')}")
+                f"  reduced tip {row.get('reduced_tip_error_m', '-')} m, envelope {row.get('reduced_envelope_m', '-')} m, "
+                f"ratio {row.get('tip_ratio', '-')}")
         print(f"{name:24s} {f:14s} {i:17s} {label}  {row['status']}  {body[:260]}  ({row['wall_s']} s, "
               f"CPU {row.get('cpu_s', '-')} s)", flush=True)
         if writer:

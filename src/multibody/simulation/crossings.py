@@ -142,6 +142,7 @@ class CrossingMonitor:
         self.director = all(isinstance(g, QuadraticConstraints) for g in model.constraints)   # see _excluded
         self.samples, self.pieces, self.generic, self.examined = [], [], 0, -np.inf
         self.last = None            # (t, q, v) of the last accepted state
+        self.resume = None          # (end, step proposed before it) of a crossing step under way (steer)
         # spatial director models with the packed constraint table (issue 16): the compiled certificate of
         # fast.spatial_monitor per step, the SVD samples only on the pieces it cannot certify (_certified)
         self.table = getattr(form.ws, "table", None) if self.director and self.active else None
@@ -285,7 +286,14 @@ class CrossingMonitor:
         below 1 (h^5: 1/32); the step before it is shortened to end where that step begins. A rejected crossing
         step falls back to the controller's own steps. Needs sigma_r / sigma_1 below SCREEN at two samples
         (:meth:`_steer_ratios`; the sparse monitor: sigma_min / sigma_max at its last two accepted states); not for
-        a formulation that stops at a crossing (minimal: stages beyond it would be Newton's pick of a branch)."""
+        a formulation that stops at a crossing (minimal: stages beyond it would be Newton's pick of a branch).
+        The step after an accepted crossing step is the one the controller proposed before it, not the controller's
+        proposal from the crossing step's error: a stage next to the crossing carries the solve's round-off, amplified
+        by 1 / sigma_r, into that estimate (double four-bar, dop853, rtol 1e-5: its 5th-order part differs by 6%
+        between BLAS kernels, and err^(-1/8) carried that into the next steps; issue 12)."""
+        resume, self.resume = self.resume, None
+        if resume is not None and stepper.t == resume[0]:       # the crossing step was accepted as chosen
+            stepper.h = stepper.direction * min(resume[1], stepper.max_step)
         if (not self.active or len(self.samples) < 2 or getattr(stepper, "fixed_step", 1) is not None
                 or not self.form.passes_singular_configurations):   # minimal stops at the crossing instead
             return
@@ -299,6 +307,7 @@ class CrossingMonitor:
         lead = node * CROSSING_FRACTION * h                      # the crossing step's start before the crossing
         if d <= lead * STEER_SLACK:
             stepper.h = stepper.direction * d / node             # the crossing step
+            self.resume = (stepper.t + stepper.h, h)
         elif d < (h + lead) * STEER_SLACK:
             stepper.h = stepper.direction * min(h, d - lead)     # the step before it
 
