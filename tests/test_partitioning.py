@@ -18,6 +18,7 @@ from multibody.analysis.partition import (Partition, criterion, criterion_at, ge
                                           tangent_matrix)
 from multibody.cli import main
 from multibody.errors import MultibodyError
+from multibody.analysis.partition_chart import ADMISSIBLE, FLAT, choose, flattest, variation
 from multibody.formulations.partition_guard import QUALITY_FLOOR, REJECT_ERROR, PartitionGuard
 from multibody.formulations.partitioning import Partitioning, SwitchPolicy
 from multibody.integrate.controllers import error_norm
@@ -152,9 +153,10 @@ def test_mass_and_geometry_choices_differ_on_the_four_bar():
 
 def test_four_bar_run_switches_between_alpha1_and_alpha2_and_agrees_with_lagrange():
     """Over three turns of the crank the run switches only between alpha1 and alpha2 (paper 001
-    Sect. 6), never runs on a set worse than the hysteresis allows, and matches the multipliers run."""
+    Sect. 6, its rule "quality"), never runs on a set worse than the hysteresis allows, and matches the multipliers
+    run."""
     model = four_bar_relative()
-    policy = SwitchPolicy(ratio=0.7)
+    policy = SwitchPolicy(ratio=0.7, rule="quality")
     opts = RunOptions(rtol=1e-9, atol=1e-11)
     part = simulate(model, t_end=2.2, formulation="partitioning", options=opts,
                     formulation_options={"switching": policy})
@@ -206,7 +208,7 @@ def test_pendulum_switches_at_45_degrees_without_chatter():
     cos^2 alpha_z < ratio cos^2 alpha_x, i.e. tan^2 gamma > 1 / ratio, past 45 degrees (hysteresis)."""
     ratio = 0.7
     res = simulate(pendulum(), t_end=0.6, formulation="partitioning", options=TIGHT,
-                   formulation_options={"switching": SwitchPolicy(ratio=ratio)})
+                   formulation_options={"switching": SwitchPolicy(ratio=ratio, rule="quality")})
     s = res.summary["coordinate_switches"]
     assert res.summary["independent_initial"] == ["z"] and s[0]["new"] == ["x"]
     k = int(np.searchsorted(res.t, s[0]["t"]))
@@ -296,14 +298,17 @@ def test_modified_double_four_bar_at_rtol_1e4_keeps_its_crossings_and_energy(int
 def test_requested_poor_set_runs_and_switches_after_the_first_step():
     """A requested admissible set below SwitchPolicy.ratio times the best (the crank angle of the double four-bar: the
     couplers carry most of the kinetic energy) is guarded relative to its own quality, not the best set's (which it
-    never reaches: every attempt would be rejected until the step collapsed); the criterion switches after the first
-    step."""
+    never reaches: every attempt would be rejected until the step collapsed); paper 001's rule ("quality") switches
+    after the first step. The rule "flat" keeps it: on the parallel branch its cos^2 alpha is constant (its chart
+    is flat, analysis.partition_chart) and above ADMISSIBLE times the best."""
     model = MODELS["double-four-bar"].factory()
     q, _ = consistent_state(model)
     crit = criterion_at(model, q)
     crank = model.coordinate_index("bar1.theta")
-    assert crit.quality([crank]) < QUALITY_FLOOR * crit.quality(crit.best())
-    res = simulate(model, t_end=0.2, formulation="partitioning", options=RunOptions(rtol=1e-6, atol=1e-6),
-                   formulation_options={"independent": ["bar1.theta"]})
-    first = res.summary["coordinate_switches"][0]
-    assert first["old"] == ["bar1.theta"] and first["t"] == res.t[1]
+    assert ADMISSIBLE * crit.quality(crit.best()) < crit.quality([crank]) < QUALITY_FLOOR * crit.quality(crit.best())
+    runs = {rule: simulate(model, t_end=0.2, formulation="partitioning", options=RunOptions(rtol=1e-6, atol=1e-6),
+                           formulation_options={"independent": ["bar1.theta"], "switching": SwitchPolicy(rule=rule)})
+            for rule in ("quality", "flat")}
+    first = runs["quality"].summary["coordinate_switches"][0]
+    assert first["old"] == ["bar1.theta"] and first["t"] == runs["quality"].t[1]
+    assert runs["flat"].summary["coordinate_switches"] == []
