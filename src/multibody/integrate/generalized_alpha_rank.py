@@ -39,6 +39,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from ..linalg.rank import svd
+
 #: singular directions of A below PIN times the largest are pinned (module doc; formulations.lagrange.PIN)
 PIN = 1e-4
 #: the residual's own round-off: |r| may be this many units of eps times the sum of the magnitudes of the terms of
@@ -61,8 +63,9 @@ def roundoff_floor(A, lam) -> float:
 
 def pinned_rows(A: np.ndarray, pin: float = PIN, floor: float = 0.0) -> tuple:
     """(U_k, s_k, V_k, V_p): the singular triplets of A with s_i > max(pin s_1, floor) (A = U S V^T, LAPACK gesdd)
-    and the right singular vectors of the others (pinned; at most min(m, n) of them)."""
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    and the right singular vectors of the others (pinned; at most min(m, n) of them); gesvd where gesdd does not
+    converge (linalg.rank.svd)."""
+    U, s, Vt = svd(A, full_matrices=False)
     k = int(np.count_nonzero(s > max(pin * s[0], floor))) if s.size and s[0] > 0 else 0
     return U[:, :k], s[:k], Vt[:k].T, Vt[k:].T
 
