@@ -39,8 +39,9 @@ the scheme; norms are max_i w_i |x_i| with w = sqrt(diag M) (as simulation.step_
   sqrt(Q_n S_n), with Q_n = |a_n - a_n-1| / h_n of the last accepted step (the motion's own scale of j), or |a_n|
   where that is larger (a motion whose j passes zero: the change per step of a smooth motion stays below h omega
   times its acceleration too). Only the accepted state's a_n, v_n enter (a step on the other branch jumps v_n+1 and
-  a_n+1 as well). Margins: on the branch 1 / (h omega), measured >= 37 at h = 1e-3 and >= 440 at h = 1e-4 on the
-  four-bars (benchmarks/singular_matrix.py rows, summary ``max_branch_jump``); off it a switch is caught when
+  a_n+1 as well). Margins: on the branch 1 / (h omega); measured next to the four-bars' crossings (sigma_r /
+  sigma_1 < SCREEN) 167-168 at h = 1e-3 (98 on the 2x2) and 1625 at h = 1e-4, 62-73 and 356 with a grid point on
+  t* (the switch to the pinned solve and back: docs/guide/singular.md); off it a switch is caught when
   d / h > h omega / (K sin phi), i.e. unless the other branch's point is within a fraction ~h omega of the step from
   t*, where it lies within ~h^2 omega S / K of this branch's, the order of the step's own correction h^3 Q. No tuned
   constant: the limit follows from h (through Q_n) and the motion (S, a, j).

@@ -31,8 +31,10 @@ round-off, through beta' ~ 1 / h^2, leaves a residual above the balance test (~1
 four-bar chains, ~5e-4 s_1 at h = 1e-5).
 
 Cost: one SVD of the dense A and one dense LU per iteration, M + K_t / beta' kept while the increments contract:
-for the small models with redundant rows (~5 ms per step of the modified double four-bar), and for the few steps
-next to a crossing where the band or sparse LU of the regular path fails.
+for the small models with redundant rows, every step, and for the few steps next to a crossing where the band or
+sparse LU of the regular path fails. This module is the readable reference; the models the compiled kernels support
+take the same iterations in one compiled call (:mod:`.generalized_alpha_rank_kernels`, the stepper alone ~0.14
+against ~0.65 ms per step of the modified double four-bar at h = 1e-3).
 """
 from __future__ import annotations
 
