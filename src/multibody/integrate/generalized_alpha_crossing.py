@@ -77,6 +77,7 @@ class CrossingGuard:
         self.rank_steps = self.pinned_steps = 0
         self.force = self.pending = None    # the reaction A^T lambda + carried of the last accepted / tried step
         self.pinning = False                # inside a window of pinned steps (attempt)
+        self.window_h = np.inf              # the shortest step tried in that window (its noise floor, attempt)
         self.kernel = None                  # the compiled rank-revealing Newton loop (adopt)
         self.rate = self.max_jump = 0.0     # Q_n of the last accepted step; the largest change / limit (vouch)
 
@@ -112,24 +113,26 @@ class CrossingGuard:
         if force is None:
             A = st.ws.constraints(st.t, st.y[: st.n], st.y[st.n:])[1]
             force = A.T @ st.lam
-        out = self._rank_attempt(h, np.asarray(force, float))
+        floor_h = min(h, self.window_h) if self.pinning else h      # inside a window: its shortest step's floor
+        out = self._rank_attempt(h, np.asarray(force, float), floor_h)
         if out is None:
             return None
         self.rank_steps += 1
         self.pinned_steps += out[4] < self.generic
         self.pinning = out[4] < self.generic        # stay with the pinned solve until it keeps every direction
+        self.window_h = floor_h if self.pinning else np.inf
         self.pending = out[5]
         return out[:4]
 
-    def _rank_attempt(self, h: float, force: np.ndarray):
+    def _rank_attempt(self, h: float, force: np.ndarray, floor_h: float):
         """rank_attempt compiled where it can be (compile), else the NumPy reference; a failed SVD of the compiled
         call (numba's gesdd not converging) takes the step with the reference, whose SVD falls back to gesvd."""
         if self.kernel is not None:
             try:
-                return self.kernel(self.stepper, h, force, self.generic)
+                return self.kernel(self.stepper, h, force, self.generic, floor_h)
             except np.linalg.LinAlgError:
                 pass
-        return rank_attempt(self.stepper, h, force, self.generic)
+        return rank_attempt(self.stepper, h, force, self.generic, floor_h=floor_h)
 
     def vouch(self, h: float, out) -> None:
         """Raise IntegrationError if the step (h, out = (y, a, abar, lambda)) may have left the branch: its change of

@@ -108,13 +108,13 @@ def rank_step(state, h, par, control, model, kpat, dense, kept_h, H, ent, force,
     """Newton iterations of one step with the rank-revealing solve (reference generalized_alpha_rank.rank_attempt).
 
     state (q, v, a, abar, lam); par (alpha_m, alpha_f, beta, gamma); control (increment tolerance, max iterations,
-    contraction, length scale); model (packed primitives, offsets, mass triplets, force, shift f(t1) of driven rows);
+    contraction, length scale, the noise floor's step floor_h: 0 for h); model (packed primitives, offsets, mass triplets, force, shift f(t1) of driven rows);
     dense (W, iperm, w): the dense layout of the iteration matrix; H (n, n) = M + K_t / beta' kept for the step
     kept_h[0] (0: none); force (n,): the reaction at the step's start; out (q1, v1, a1, abar1, lam1); reaction (n,)
     gets the step's. Returns (status, iterations, factorizations, kept directions)."""
     q, v, a, abar, lam = state
     alpha_m, alpha_f, beta, gamma = par
-    tol, max_it, contraction, length_scale = control
+    tol, max_it, contraction, length_scale, floor_h = control
     pk, poff, mass, f, shift = model
     mrows, mcol, mval = mass
     q1, v1, a1, abar1, lam1 = out
@@ -135,7 +135,8 @@ def rank_step(state, h, par, control, model, kpat, dense, kept_h, H, ent, force,
         _dense_A(vals, erows, ecols, count, n, A)
         constraint_phi(qe, ve, prim, pval, poff, mcols, mloc, mvec, shift, phi)
         d = np.finfo(np.float64).eps * max(_amax(q1), length_scale)
-        rows = _rows(A, PIN, NOISE_SAFETY * (beta_p * M_max * d * d / balance) ** (1 / 3), generic)
+        beta_f = beta_p * (h / min(floor_h, h)) ** 2 if floor_h > 0 else beta_p     # the noise floor's beta'
+        rows = _rows(A, PIN, NOISE_SAFETY * (beta_f * M_max * d * d / balance) ** (1 / 3), generic)
         kept = rows[1].shape[0]
         r, c, rc, balanced = _balance(a1, lam1, force, M @ a1, f, rows, ent, count, A, phi, tol, length_scale)
         reaction[:] = rc
@@ -182,7 +183,8 @@ def _newton_increment(qe, ve, lam1, beta_p, r, c, rows, last, contraction, pk, m
 
 
 class CompiledRankAttempt:
-    """``(stepper, h, force, generic) -> (y, a, abar, lambda, kept rows, reaction) or None`` by :func:`rank_step`,
+    """``(stepper, h, force, generic, floor_h) -> (y, a, abar, lambda, kept rows, reaction) or None`` by
+    :func:`rank_step`,
     with the packing of a :class:`.generalized_alpha_kernels.CompiledAttempt` (the same model arrays); keeps
     M + K_t / beta' between calls (the reference's stepper._rank_matrix). A LinAlgError of numba's SVD (gesdd not
     converging) is raised to the caller, which takes the step with the NumPy reference instead."""
@@ -193,14 +195,14 @@ class CompiledRankAttempt:
         self.dense = (np.zeros((size, 2 * w + 1)), np.arange(size, dtype=np.int64), w)
         self.H, self.kept_h = np.zeros((n, n)), np.zeros(1)
 
-    def __call__(self, stepper, h, force, generic):
+    def __call__(self, stepper, h, force, generic, floor_h=0.0):
         b, p, c, n, m = self.base, stepper.par, stepper.newton, self.base.n, self.base.m
         b.pack.drive(stepper.t + h, b.shift, b.dshift, b.ddf)
         q, v = stepper.y[:n], stepper.y[n:]
         out, reaction = (np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(m)), np.empty(n)
         status, iterations, factorizations, kept = rank_step(
             (q, v, stepper.a, stepper.abar, stepper.lam), h, (p.alpha_m, p.alpha_f, p.beta, p.gamma),
-            (c.increment, float(c.max_iterations), c.contraction, float(stepper.model.length_scale)),
+            (c.increment, float(c.max_iterations), c.contraction, float(stepper.model.length_scale), float(floor_h)),
             (b.pk, b.pack.poff, b.mass, b.pack.f, b.shift), b.kpat, self.dense, self.kept_h, self.H, b.ent,
             np.ascontiguousarray(force, dtype=float), int(generic), out, reaction)
         stepper.iterations += iterations
