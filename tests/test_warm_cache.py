@@ -19,8 +19,9 @@ pytestmark = pytest.mark.slow
 
 CHECK = ("from multibody.fast import warm, spatial_warm; "
          "from multibody.integrate import generalized_alpha_band, generalized_alpha_kernels; "
+         "from multibody.integrate import generalized_alpha_rank_kernels; "
          "cold = [f'{f.py_func.__module__}.{f.py_func.__name__}' for f in "
-         "warm._dispatchers((generalized_alpha_kernels, generalized_alpha_band)) "
+         "warm._dispatchers((generalized_alpha_kernels, generalized_alpha_band, generalized_alpha_rank_kernels)) "
          "if not f._cache._cache_file._load_index()]; "
          "print('planar cold:', cold); print('spatial cold:', spatial_warm.cache_is_cold()); "
          "assert not cold and not spatial_warm.cache_is_cold()")

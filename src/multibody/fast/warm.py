@@ -21,8 +21,9 @@ log = logging.getLogger("multibody")
 
 #: the run that fills the cache: a double four-bar through its singular configurations calls every kernel (the
 #: nullspace runs past the first crossing, t = 0.714, for the tracker's compiled objective); the four-bar the stored
-#: states' SVD multipliers (step_kernels.multipliers); the 10-cell N-four-bar the band Schur solve (fast.band) and
-#: the compiled Runge-Kutta attempts with it. tests/test_warm_cache.py checks that no kernel is left cold
+#: states' SVD multipliers (step_kernels.multipliers); the modified double four-bar generalized-alpha's
+#: rank-revealing Newton loop (integrate.generalized_alpha_rank_kernels, redundant rows); the 10-cell N-four-bar the
+#: band Schur solve (fast.band) and the compiled Runge-Kutta attempts with it. tests/test_warm_cache.py checks that no kernel is left cold
 WARM_SCRIPT = ("from multibody.models import MODELS; from multibody import simulate; "
                "m = MODELS['double-four-bar'].factory(); simulate(m, t_end=10.0); "
                "simulate(MODELS['four-bar'].factory(), t_end=0.05); "
@@ -30,6 +31,8 @@ WARM_SCRIPT = ("from multibody.models import MODELS; from multibody import simul
                "for b in ('continuation', 'flow')]; from multibody.simulation.options import RunOptions; "
                "[simulate(m, t_end=0.01, options=RunOptions(integrator='generalized-alpha', step=1e-3), "
                "formulation_options={'sparse': s}) for s in (False, True)]; "
+               "simulate(MODELS['double-four-bar-modified'].factory(), t_end=0.01, "
+               "options=RunOptions(integrator='generalized-alpha', step=1e-3)); "
                "simulate(MODELS['n-four-bar'].factory(cells=10), t_end=0.05)")
 
 _state = {"policy": "wait", "started": False, "announced": False}

@@ -167,10 +167,10 @@ class GeneralizedAlpha:
         # dense (small) models: Phi and A in compiled calls when available (integrate.compiled_constraints)
         self.compiled = None if self.sparse else compiled_constraints(form)
         self.tangent = TangentMatrices(self.ws, self.sparse, constraints=self.compiled)
-        # singular configurations and redundant rows (generalized_alpha_crossing); redundant: the NumPy path
+        # singular configurations and redundant rows (generalized_alpha_crossing)
         self.guard = CrossingGuard.make(self)
-        redundant = self.guard is not None and self.guard.redundant
-        self.kernel = None if redundant else compiled_attempt(self)   # the whole Newton loop compiled, if it can be
+        compiled = compiled_attempt(self)   # the whole Newton loop compiled, if it can be (the rank-revealing one too)
+        self.kernel = compiled if self.guard is None else self.guard.adopt(compiled)
         self.mass = sp.csr_matrix(self.model.mass_matrix) if self.model.mass_matrix is not None else None
         self._lu, self._lu_step, self._restart_mass = None, None, None
         self.n_accepted = self.n_rejected = self.iterations = self.factorizations = 0

@@ -21,9 +21,9 @@ def compiled_attempt(stepper):
         return None
     if form.fast_step is None and not (stepper.sparse and getattr(form, "fast", True)):
         return None
-    from . import generalized_alpha_band, generalized_alpha_kernels
+    from . import generalized_alpha_band, generalized_alpha_kernels, generalized_alpha_rank_kernels
     from ..fast.warm import use_compiled       # a cold cache: the CLI's run takes the NumPy path meanwhile
-    if not use_compiled((generalized_alpha_kernels, generalized_alpha_band)):
+    if not use_compiled((generalized_alpha_kernels, generalized_alpha_band, generalized_alpha_rank_kernels)):
         return None
     from .generalized_alpha_kernels import CompiledAttempt
     return CompiledAttempt(PackedModel(stepper.model), stepper.tangent.K, stepper.n, stepper.ws.m)

@@ -28,16 +28,25 @@ motion keeps its force (dropping it changed the accelerations by O(g) on the pin
 is orthogonal to the null space of A and so to the branch's tangent. Which directions are pinned: those below PIN
 s_1 (formulations.lagrange's pin), and those below the noise floor (:func:`noise_floor`), where a kept direction's
 round-off, through beta' ~ 1 / h^2, leaves a residual above the balance test (~1e-4 s_1 at h = 1e-4 on the
-four-bar chains, ~5e-4 s_1 at h = 1e-5).
+four-bar chains, ~5e-4 s_1 at h = 1e-5). Inside a window of pinned steps the floor is that of the window's shortest
+step (``floor_h``; generalized_alpha_crossing): a pinned row's residual w^T Phi, of the order of the local error, is
+imposed at once when its direction is kept again, which moves q by w^T Phi / s and the accelerations by beta' w^T Phi
+/ s; a floor that fell with a longer sub-step released 29 of the N-four-bar's 40 weak directions (40 cells) at once
+and changed the accelerations by 17 times their size (h = 1.25e-5 to 2.5e-5, t = 0.7224). Directions are released
+as their singular values grow past the floor, one by one.
 
 Cost: one SVD of the dense A and one dense LU per iteration, M + K_t / beta' kept while the increments contract:
-for the small models with redundant rows (~5 ms per step of the modified double four-bar), and for the few steps
-next to a crossing where the band or sparse LU of the regular path fails.
+for the small models with redundant rows, every step, and for the few steps next to a crossing where the band or
+sparse LU of the regular path fails. This module is the readable reference; the models the compiled kernels support
+take the same iterations in one compiled call (:mod:`.generalized_alpha_rank_kernels`, the stepper alone ~0.14
+against ~0.65 ms per step of the modified double four-bar at h = 1e-3).
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+
+from ..linalg.rank import svd
 
 #: singular directions of A below PIN times the largest are pinned (module doc; formulations.lagrange.PIN)
 PIN = 1e-4
@@ -61,13 +70,14 @@ def roundoff_floor(A, lam) -> float:
 
 def pinned_rows(A: np.ndarray, pin: float = PIN, floor: float = 0.0) -> tuple:
     """(U_k, s_k, V_k, V_p): the singular triplets of A with s_i > max(pin s_1, floor) (A = U S V^T, LAPACK gesdd)
-    and the right singular vectors of the others (pinned; at most min(m, n) of them)."""
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    and the right singular vectors of the others (pinned; at most min(m, n) of them); gesvd where gesdd does not
+    converge (linalg.rank.svd)."""
+    U, s, Vt = svd(A, full_matrices=False)
     k = int(np.count_nonzero(s > max(pin * s[0], floor))) if s.size and s[0] > 0 else 0
     return U[:, :k], s[:k], Vt[:k].T, Vt[k:].T
 
 
-def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float = PIN):
+def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float = PIN, floor_h: float = 0.0):
     """Newton iterations of one step of ``stepper`` (a generalized_alpha.GeneralizedAlpha) with the rank-revealing
     solve (module doc); (y, a, abar, lambda, kept rows, reaction force) or None when they do not converge.
     ``force``: the reaction force at the step's start (n,), whose components along the pinned directions of the
@@ -79,6 +89,7 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
     p, n, model, newton = stepper.par, stepper.n, stepper.model, stepper.newton
     q, v = stepper.y[:n], stepper.y[n:]
     beta_p = (1 - p.alpha_m) / (h * h * p.beta * (1 - p.alpha_f))
+    beta_f = beta_p * (h / min(floor_h or h, h)) ** 2        # the noise floor's beta' (floor_h, module doc)
     gamma_p = p.gamma / (h * p.beta)
     t1 = stepper.t + h
     a1 = stepper.a.copy()
@@ -93,7 +104,7 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
     for _ in range(newton.max_iterations + 1):
         Phi, A = _dense_constraints(stepper, t1, q1, v1)
         M = np.asarray(model.mass(q1), float)
-        Uk, sk, Vk, Vp = pinned_rows(A, pin, noise_floor(beta_p, M, q1, newton.increment * scale, model.length_scale))
+        Uk, sk, Vk, Vp = pinned_rows(A, pin, noise_floor(beta_f, M, q1, newton.increment * scale, model.length_scale))
         Vp = Vp[:, : max(generic - len(sk), 0)]
         kept, lam1 = len(sk), Uk @ (Uk.T @ lam1)         # the minimum-norm multipliers
         carried = Vp @ (Vp.T @ force)                    # the pinned directions' reaction, carried
