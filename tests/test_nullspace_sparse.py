@@ -174,3 +174,24 @@ def test_sparse_run_crosses_on_the_branch(rtol, basis):
     assert all(w["t_enter"] < c["t"] < w["t_exit"] for c, w in zip(r.summary["singular_crossings"], windows))
     R = r["R_diag"]         # sigma_r in the generic rank's column (the R-diagonal figure's bold line), NaN elsewhere
     assert R.shape[1] == r.summary["generic_rank"] and np.all(R[:, -1] >= 0) and np.all(np.isnan(R[:, :-1]))
+
+
+@pytest.mark.parametrize("basis", ["continuation", "flow"])
+def test_physical_error_filter_is_the_dense_one(run, basis):
+    """The measured local error on [x, v] (formulations.velocity_error): the sparse path's tangent part N N^T (null
+    vector of the chart LU) against the dense filter (I - A^+ A) by the SVD: the same projector for A of full row rank,
+    equal to the round-off of a null vector, eps sigma_1 / sigma_r (safety 100), relative to |err|; for ``flow``
+    (normal parts measured whole) both are the unfiltered [dx, dv]."""
+    dense, sparse = started(basis)
+    rng = np.random.default_rng(12)
+    for tk, q, v, _ in generic_states(run, dense):
+        T = sparse._null(tk, q, sparse.current_basis())
+        w = T.T @ v
+        y = np.concatenate([q, w] if basis == "continuation" else [q, w, T.ravel()])
+        if basis == "continuation":
+            sparse._charts = [sparse._chart.__class__(tk, None, T, None)]
+        err = rng.standard_normal(y.shape[0])
+        s1, sr = sigmas(dense, tk, q)
+        a = sparse._physical_error(tk, y, err)
+        b = NullSpace._physical_error(sparse, tk, y, err)       # the dense rule (row_space_filter) on the same state
+        assert np.abs(a - b).max() <= 100 * EPS * s1 / sr * np.abs(err).max()
