@@ -165,6 +165,10 @@ class CrossingWindow:
         q, v = self.split(t, y_end)
         self._in_window = True
         self.lagrange.initial_state(t, q, v)
+        path = self.lagrange.sparse_path     # lagrange's own dense window (formulations.lagrange_sparse) for the first
+        if path is not None:                 # step too, from this state alone (not a state of an earlier window)
+            path.last = None
+            path.accepted(t, q)
         self.windows.append({"t_enter": float(t), "t_exit": None, "min_ratio": float(ratio), "t_min": float(t)})
         return np.concatenate([q, v])
 

@@ -21,32 +21,15 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Accelerations
-from .nullspace import NullSpace
+from .nullspace import NullSpace, NullSpaceEquations
 from .nullspace_sparse_book import SparseBook, quiet_init
 from .sparse_chart import null_basis, orthonormal
 
 
-class SparseFlowNullSpace(SparseBook, NullSpace):
-    """``--formulation nullspace --basis flow`` on the sparse path (module docstring); made by
-    formulations.nullspace_sparse.sparse_nullspace for models with one degree of freedom, independent holonomic rows
-    and no nonholonomic rows. The state is [x, w, vec(T)] as on the dense path."""
-
-    def __init__(self, model, **options):
-        quiet_init(super().__init__, model, basis="flow", **options)
-        self._sparse_init(model)
-
-    def current_basis(self):
-        return self._last[4]
-
-    def _basis_at(self, t, y):
-        return self.unpack(y)[2]
-
-    def initial_state(self, t, q, v):
-        T, w = self._sparse_start(t, q, v)
-        self._last = (t, self.generic_rank, np.zeros(2), w, T)       # the basis the tracker's first sample reads
-        self._book(t, q, v, w, T)
-        self.tracker.history = []
-        return np.concatenate([q, w, T.ravel()])
+class SparseFlowEquations(NullSpaceEquations):
+    """The equations of the module docstring on the state [x, w, vec(T)] (the chart LU, exact A^+, App. A after a step):
+    below formulations.crossing_window.CrossingWindow in :class:`SparseFlowNullSpace`'s method order, so that the
+    window's dispatch on the layout (lagrange's equations on [q, v] near a crossing) comes first."""
 
     def _dynamics_at(self, t, y):
         """(y', x'', z, lu, f, M) at y = [x, w, vec(T)] (module docstring); the last one is kept."""
@@ -100,13 +83,6 @@ class SparseFlowNullSpace(SparseBook, NullSpace):
         self._book(t, x, self.split(t, y)[1], w, T_new)
         return y
 
-    def _window_step(self, t, q, v):
-        """App. A at an accepted state inside the window, w = T^T v, the bookkeeping; returns (T, w)."""
-        T = self._null(t, q, self._last[4])
-        w = T.T @ v
-        self._book(t, q, v, w, T)
-        return T, w
-
     def _tangent_error(self, t, y, err):
         """NullSpaceEquations._tangent_error with the sparse null basis N: the positions' normal part weighted, T's error
         without its part in the row space (its tangent part N N^T E), w as the physical velocity."""
@@ -115,3 +91,35 @@ class SparseFlowNullSpace(SparseBook, NullSpace):
         E = err[n + f:].reshape(n, f)
         out[n + f:] = (N @ (N.T @ E)).ravel()
         return self._velocity_error(y, err, out)
+
+
+class SparseFlowNullSpace(SparseBook, NullSpace, SparseFlowEquations):
+    """``--formulation nullspace --basis flow`` on the sparse path (module docstring); made by
+    formulations.nullspace_sparse.sparse_nullspace for models with one degree of freedom, independent holonomic rows
+    and no nonholonomic rows. The state is [x, w, vec(T)] as on the dense path; near a singular configuration the
+    singular window of NullSpace (formulations.crossing_window) carries [q, v] by the lagrange equations (sparse, with
+    their dense window and crossing step, formulations.lagrange_sparse) while App. A continues T."""
+
+    def __init__(self, model, **options):
+        quiet_init(super().__init__, model, basis="flow", **options)
+        self._sparse_init(model)
+
+    def current_basis(self):
+        return self._last[4]
+
+    def _basis_at(self, t, y):
+        return self.unpack(y)[2]
+
+    def initial_state(self, t, q, v):
+        T, w = self._sparse_start(t, q, v)
+        self._last = (t, self.generic_rank, np.zeros(2), w, T)       # the basis the tracker's first sample reads
+        self._book(t, q, v, w, T)
+        self.tracker.history = []
+        return np.concatenate([q, w, T.ravel()])
+
+    def _window_step(self, t, q, v):
+        """App. A at an accepted state inside the window, w = T^T v, the bookkeeping; returns (T, w)."""
+        T = self._null(t, q, self._last[4])
+        w = T.T @ v
+        self._book(t, q, v, w, T)
+        return T, w

@@ -40,37 +40,16 @@ import numpy as np
 
 from ..errors import MultibodyError
 from .base import Accelerations
-from .nullspace_continuation import Chart, ContinuationNullSpace, nullspace as dense_nullspace
+from .nullspace_continuation import Chart, ContinuationEquations, ContinuationNullSpace, nullspace as dense_nullspace
 from .nullspace_flow_sparse import SparseFlowNullSpace
 from .nullspace_sparse_book import SparseBook, quiet_init
 from .sparse_chart import null_basis
 
-class SparseContinuationNullSpace(SparseBook, ContinuationNullSpace):
-    """``--formulation nullspace`` (basis continuation) on the sparse path (module docstring); made by
-    :func:`sparse_nullspace` for models with one degree of freedom, independent holonomic rows at the start and no
-    nonholonomic rows. The state is [x, w] in the chart T_k; the charts hold T only (Q1 and Omega are not formed)."""
 
-    def __init__(self, model, **options):
-        quiet_init(super().__init__, model, **options)
-        self._sparse_init(model)
-
-    def current_basis(self):
-        return self._chart.T
-
-    def _basis_at(self, t, y):
-        return self._chart_at(t).T
-
-    def initial_state(self, t, q, v):
-        T, w = self._sparse_start(t, q, v)
-        self._charts = [Chart(t, None, T, None)]
-        self._last = None
-        self._book(t, q, v, w, T)
-        self.tracker.history = []
-        return np.concatenate([q, w])
-
-    def continued_basis(self, t) -> np.ndarray:
-        """T of the step containing t (the basis is carried by App. A at the accepted states, module docstring)."""
-        return self._chart_at(t).T
+class SparseChartEquations(ContinuationEquations):
+    """The chart equations of the module docstring on the state [x, w] (the chart LU, App. A after a step): below
+    formulations.crossing_window.CrossingWindow in :class:`SparseContinuationNullSpace`'s method order, so that the
+    window's dispatch on the layout (lagrange's equations on [q, v] near a crossing) comes first."""
 
     def _dynamics_at(self, t, y, T):
         """(x', x'', w', X, lu, f, M) at y = [x, w] in the chart T (module docstring); the last one is kept."""
@@ -125,6 +104,34 @@ class SparseContinuationNullSpace(SparseBook, ContinuationNullSpace):
         self._charts = self._charts[-2:] + [Chart(t, None, T, None)]
         self._book(t, x, self.split(t, np.concatenate([x, w]))[1], w, T)
         return w
+
+
+class SparseContinuationNullSpace(SparseBook, ContinuationNullSpace, SparseChartEquations):
+    """``--formulation nullspace`` (basis continuation) on the sparse path (module docstring); made by
+    :func:`sparse_nullspace` for models with one degree of freedom, independent holonomic rows at the start and no
+    nonholonomic rows. The state is [x, w] in the chart T_k; the charts hold T only (Q1 and Omega are not formed)."""
+
+    def __init__(self, model, **options):
+        quiet_init(super().__init__, model, **options)
+        self._sparse_init(model)
+
+    def current_basis(self):
+        return self._chart.T
+
+    def _basis_at(self, t, y):
+        return self._chart_at(t).T
+
+    def initial_state(self, t, q, v):
+        T, w = self._sparse_start(t, q, v)
+        self._charts = [Chart(t, None, T, None)]
+        self._last = None
+        self._book(t, q, v, w, T)
+        self.tracker.history = []
+        return np.concatenate([q, w])
+
+    def continued_basis(self, t) -> np.ndarray:
+        """T of the step containing t (the basis is carried by App. A at the accepted states, module docstring)."""
+        return self._chart_at(t).T
 
     def _window_step(self, t, q, v):
         return self._advance_chart(t, q, v, self._chart)

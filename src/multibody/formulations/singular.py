@@ -108,10 +108,14 @@ class SingularTracker:
         value = fast(t, self.history, f.generic_rank, f.projection_tol, f.model.length_scale) if fast else None
         return self._sigmas(t, self._position(t))[0] if value is None else value
 
+    def _minimize(self, a, b) -> float:
+        """The time of the smallest sigma_r in [a, b] (:func:`golden_min` on :meth:`_objective`)."""
+        return golden_min(self._objective, a, b)
+
     def _locate(self):
         t_a, t_c = self.history[0][0], self.history[2][0]
         try:
-            t_star = golden_min(self._objective, t_a, t_c)
+            t_star = self._minimize(t_a, t_c)
             x = self._position(t_star)
         except MultibodyError:
             return
