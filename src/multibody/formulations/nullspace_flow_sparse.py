@@ -31,6 +31,8 @@ class SparseFlowNullSpace(SparseBook, NullSpace):
     formulations.nullspace_sparse.sparse_nullspace for models with one degree of freedom, independent holonomic rows
     and no nonholonomic rows. The state is [x, w, vec(T)] as on the dense path."""
 
+    stage_basis = False     # its stages take the state's T as it is (NullSpaceEquations.error_measure, normal_weight)
+
     def __init__(self, model, **options):
         quiet_init(super().__init__, model, basis="flow", **options)
         self._sparse_init(model)
