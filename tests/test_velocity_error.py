@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from multibody.formulations.registry import make_formulation
-from multibody.formulations.velocity_error import physical_error, velocity_change
+from multibody.formulations.velocity_error import physical_error, stage_velocity_change, velocity_change
 from multibody.integrate.controllers import error_norm
 from multibody.integrate.explicit import solve
 from multibody.models import MODELS
@@ -105,3 +105,49 @@ def test_nullspace_tip_error_within_the_exact_reductions():
     of w: 2.3e-3 m)."""
     assert _run_tip_error("double-four-bar", 2, 10.0, "dopri5", 1e-6, 1e-6, "continuation") <= \
         _reduction_tip_error(2, 10.0, "dopri5", 1e-6, 1e-6)
+
+
+def test_stage_basis_is_the_state_basis_on_the_manifold():
+    """Flow's stages take B = App. A of T at x (NullSpaceEquations._velocity): where T is orthonormal and tangent at
+    x (an accepted state), B = T, so the equations on T^T T = I, A T = 0 are paper 000's; off the manifold of a model
+    with a redundant row (modified double four-bar, x moved by 1e-3: A has full rank there, its 12th singular value
+    ~2e-4 belongs to no motion) B keeps unit length along T (only the generic rank's directions are removed)."""
+    model = MODELS["double-four-bar-modified"].factory()
+    ns = make_formulation("nullspace", model, basis="flow", fast=False)
+    y = ns.initial_state(0.0, model.q0, model.v0)
+    x, w, T = ns.unpack(y)
+    B = ns._velocity(0.0, x, w, T)[4]
+    assert np.abs(B - T).max() <= 1e-12
+    moved = x + 1e-3 * np.random.default_rng(3).standard_normal(model.n)
+    B = ns._velocity(0.0, moved, w, T)[4]
+    assert abs(np.linalg.norm(B) - 1.0) <= 1e-12 and abs(float(B[:, 0] @ T[:, 0])) >= 1 - 1e-4
+
+
+def test_stage_velocity_change_is_the_first_order_difference(rng):
+    """dv = T (dw + K w), K = skew(T^T dT) (velocity_error.stage_velocity_change) is the tangent part of the exact
+    difference B(x, T) w - B(x, T - dT)(w - dw) to first order: halving the errors halves dv and quarters the
+    remainder (f = 2, x fixed; B = the polar factor of the tangent part of T)."""
+    n, f = 6, 2
+    A = rng.standard_normal((n - f, n))
+    N = np.linalg.svd(A)[2][n - f:].T                    # orthonormal basis of null(A)
+    T, w = N @ np.linalg.qr(rng.standard_normal((f, f)))[0], rng.standard_normal(f)
+    dT0, dw0 = rng.standard_normal((n, f)), rng.standard_normal(f)
+
+    def exact(c):
+        X = (T - c * dT0)
+        X = X - np.linalg.pinv(A) @ (A @ X)
+        lam, V = np.linalg.eigh(X.T @ X)
+        return T @ w - (X @ (V / np.sqrt(lam)) @ V.T) @ (w - c * dw0)
+
+    rest = [np.abs(exact(c) - stage_velocity_change(T, w, c * dw0, c * dT0)).max() for c in (1e-4, 5e-5)]
+    assert 3.5 <= rest[0] / rest[1] <= 4.5       # second order remainder
+    assert np.abs(stage_velocity_change(T, w, dw0, 0 * dT0) - T @ dw0).max() == 0.0
+
+
+@pytest.mark.parametrize("integrator", ["dop853", "dopri5"])
+def test_flow_tip_error_within_twice_the_exact_reduction(integrator):
+    """Double four-bar, 10 s, rtol = atol = 1e-8: the flow basis' crank-tip error is at most twice that of the exact
+    reduction theta'' = -k cos theta integrated by the same integrator with the same tolerances (the range of
+    lagrange's runs, issue 12; before the stage basis dop853 ended 4.9 times it)."""
+    assert _run_tip_error("double-four-bar", 2, 10.0, integrator, 1e-8, 1e-8, "flow") <= \
+        2.0 * _reduction_tip_error(2, 10.0, integrator, 1e-8, 1e-8)

@@ -186,21 +186,26 @@ def _normal_part(A, n, gram, G, Wt, k, x, out):
 @njit(cache=True)
 def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, out):
     """out (2 n,) <- the null-space formulations' local error on the physical state [x, v] at the step's end y
-    (NullSpaceEquations.error_measure, formulations.velocity_error): dx = err[:n]; dv = T dw + dT (w - dw)
-    (``flow``: T, w, dT, dw from y and err) or T dw (T the chart (n, nf)); the parts of dx and dv in the row space of
+    (NullSpaceEquations.error_measure, formulations.velocity_error): dx = err[:n]; dv = T (dw + K w), K the skew part
+    of T^T dT (``flow`` with its stage basis, velocity_error.stage_velocity_change: T (n, nf) the state's, w, dT, dw
+    from y and err) or T dw (T the chart (n, nf)); the parts of dx and dv in the row space of
     A(x) weighted by ``weight`` (the row space of the SVD's singular values above rel s_1, by the normal equations
     where A A^T is well conditioned: linalg.rank.row_space_filter's projector). A (m, n + 1) holds only holonomic
     rows (the caller's condition)."""
     n = qe.shape[0] - 1
+    u = err[n:n + nf].copy()                        # dw + K w
+    if flow:
+        for j in range(nf):
+            for k in range(nf):
+                s = 0.0
+                for i in range(n):
+                    s += T[i, j] * err[n + nf + i * nf + k] - err[n + nf + i * nf + j] * T[i, k]
+                u[j] += 0.5 * s * y[n + k]
     for i in range(n):
         out[i] = err[i]
         dv = 0.0
         for j in range(nf):
-            if flow:
-                tij, dtij = y[n + nf + i * nf + j], err[n + nf + i * nf + j]
-                dv += tij * err[n + j] + dtij * (y[n + j] - err[n + j])
-            else:
-                dv += T[i, j] * err[n + j]
+            dv += T[i, j] * u[j]
         out[n + i] = dv
     qe[:n] = y[:n]
     qe[n] = 0.0

@@ -241,11 +241,52 @@ def continuation_rhs(y, ints, floats, Q1, T):
 
 
 @njit(cache=True)
+def stage_basis(An, path, Kg, P, T, ATt, c, r, rel):
+    """T (n, f) <- X (X^T X)^(-1/2), X = T - A_mu^+ (A T) restricted to the r (generic rank) largest singular values
+    of A (NullSpaceEquations._velocity, formulations.velocity_error.stage_polar; App. A with the stage's smooth
+    pseudo-inverse, :func:`.nullspace_kernels.smooth_pinv`, mu = rel s_1). With redundant rows (m > r) from the SVD
+    of A, else by ``pinv_apply`` (every singular value is then one of the r); ATt (f, m) and c (n,) are work arrays."""
+    n, nf, m = T.shape[0], T.shape[1], An.shape[0]
+    if m > r:
+        _, sv, Wt = np.linalg.svd(np.ascontiguousarray(An), full_matrices=False)
+        mu2 = (rel * sv[0]) ** 2
+        for i in range(min(r, sv.shape[0])):
+            g = sv[i] * sv[i] / (sv[i] * sv[i] + mu2)
+            for j in range(nf):
+                s = 0.0
+                for l in range(n):
+                    s += Wt[i, l] * T[l, j]
+                for l in range(n):
+                    T[l, j] -= g * s * Wt[i, l]
+        _polar(T)
+        return
+    for j in range(nf):
+        for i in range(m):
+            s = 0.0
+            for l in range(n):
+                s += An[i, l] * T[l, j]
+            ATt[j, i] = s
+        pinv_apply(An, path, Kg, P, ATt[j], c)
+        for i in range(n):
+            T[i, j] -= c[i]
+    _polar(T)
+
+
+@njit(cache=True)
+def _polar(T):
+    """T (n, f) <- T (T^T T)^(-1/2) (App. A's polar factor)."""
+    lam, V = np.linalg.eigh(T.T @ T)
+    W = V / np.sqrt(lam)
+    T[:, :] = T @ (W @ V.T)
+
+
+@njit(cache=True)
 def flow_rhs(y, ints, floats):
     """(y' = [x', w', vec(T')] (n + f + n f,), path) of ``--basis flow`` at y = [x, w, vec(T)] (NullSpace.rhs; paper
     000 eqs 9-11, 15): x' = T w - A^+ Phi_t, x'' = T z + A^+ gamma with T^T M T z = T^T (f - M A^+ gamma),
-    T' = -A^+ A' T (:func:`rate_pass`), w' = z + T'^T x'; x'', T and z are left in the buffer's acc, X and z.
-    path as in :func:`continuation_rhs`."""
+    T' = -A^+ A' T (:func:`rate_pass`), w' = z + T'^T x', with T the stage basis (NullSpace._velocity: App. A of the
+    state's T at x, :func:`stage_basis`); x'', T and z are left in the buffer's acc, X and z. path as in
+    :func:`continuation_rhs`."""
     (prim, pval, mcols, mloc, mvec, M, diag, f, rel, tau, ddf, dshift), work = views(ints, floats)
     xw, Kg, qe, V, A, Gam, geo, acc, T, z, G, ATt, c, b, MX, Kr, rhs = work
     n, m, nf, r = M.shape[0], A.shape[0], T.shape[1], ints[5]
@@ -259,16 +300,19 @@ def flow_rhs(y, ints, floats):
     path, P = smooth_pinv(An, rel, tau, xw, Kg, r)
     if path == 2:
         return out, -2
+    cn = c[:n]
+    for i in range(n):
+        for j in range(nf):
+            T[i, j] = y[n + nf + i * nf + j]
+    stage_basis(An, path, Kg, P, T, ATt, cn, r, rel)
     for i in range(n):
         s = 0.0
         for j in range(nf):
-            T[i, j] = y[n + nf + i * nf + j]
             V[i, j + 1] = T[i, j]
             s += T[i, j] * y[n + j]
         out[i] = s
         V[i, 0] = s
     V[n, :] = 0.0
-    cn = c[:n]
     if np.any(dshift != 0.0):
         pinv_apply(An, path, Kg, P, dshift, cn)
         for i in range(n):

@@ -58,7 +58,7 @@ from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
 from .singular import SingularTracker
-from .velocity_error import PhysicalStates, physical_error, velocity_change
+from .velocity_error import PhysicalStates, physical_error, stage_polar, stage_velocity_change, velocity_change
 
 BASES = ("continuation", "flow", "recompute")
 
@@ -83,6 +83,8 @@ class NullSpaceEquations(PhysicalStates, Formulation):
 
     name = "nullspace"
     supports_nonholonomic = True     # A below is C = [Phi_q; Psi] (paper 003 eq. 5); x projected on Phi only
+    #: the stages of an integrated basis (``flow``, ``recompute``) take B = App. A of T at the stage's x (_velocity)
+    stage_basis = True
 
     def __init__(self, model, *, basis: str = "flow", rank_tol: RankTolerance = RankTolerance(),
                  regularization: Regularization = NULLSPACE_REGULARIZATION,
@@ -146,19 +148,23 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         return y[:n], xdot
 
     def _velocity(self, t, x, w, T):
-        """x' = T w + beta' (eq. 11b), A, the smooth pseudo-inverse of A and gamma(x') (None when
-        Phi_t != 0: gamma must then be evaluated at the corrected x')."""
+        """x' = B w + beta' (eq. 11b), A, the smooth pseudo-inverse of A, gamma(x') (None when it must be evaluated at
+        the corrected x') and B: the stage basis (:meth:`stage_basis`: App. A of T at x), else T."""
         xdot = T @ w
         _, A, Phi_t, gamma = self.ws.velocity_constraints(t, x, xdot)
         pinv = SmoothPinv.of(A, self.reg)
+        if self.stage_basis and self.f:         # App. A of T at x, from the generic rank's singular values only
+            r = self.generic_rank
+            T = stage_polar(T - pinv.Wt[:r].T @ (pinv.s[:r, None] * (pinv.U[:, :r].T @ (A @ T))))
+            xdot, gamma = T @ w, None
         if np.any(Phi_t):            # rheonomic: gamma must be evaluated at the corrected x'
             xdot, gamma = xdot - pinv @ Phi_t, None
-        return xdot, A, pinv, gamma
+        return xdot, A, pinv, gamma, T
 
     # ------------------------------------------------------------------ dynamics
     def _dynamics(self, t, x, w, T):
-        """x', x'' (eqs 10, 11a), z and T' at a state."""
-        xdot, A, pinv, gamma = self._velocity(t, x, w, T)
+        """x', x'' (eqs 10, 11a), z and T' at a state (T: the stage basis B, _velocity)."""
+        xdot, A, pinv, gamma, T = self._velocity(t, x, w, T)
         if gamma is None:
             gamma = self.ws.velocity_constraints(t, x, xdot)[3]
         M, f = self.model.mass(x), self.ws.forces(t, x, xdot)
@@ -219,7 +225,7 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         A = self.ws.velocity_constraints(t, x, v_before)[1]
         pqr = self._qr(A)
         T_new = self._next_basis(T, A, pqr)
-        w, T = T_new.T @ (T @ w), T_new     # the same physical velocity, in the new basis (its tangent part)
+        w, T = T_new.T @ v_before, T_new     # the same physical velocity, in the new basis (its tangent part)
         y = np.concatenate([x, w, T.ravel()])
         self._accept_basis(t, x, self.split(t, y)[1], pqr, w, T, A)
         return y
@@ -267,9 +273,10 @@ class NullSpaceEquations(PhysicalStates, Formulation):
 
     def error_measure(self, t_old, y_old, t_new, y_new, err):
         """The local error and both end states on the physical state [x, v] (integrate.explicit.RungeKutta's
-        ``error_measure``; formulations.velocity_error): dv from :func:`.velocity_change` (``flow``: dT w + T dw - dT dw;
-        a chart: T dw), the normal parts of dx and dv at :meth:`normal_weight`. A state of the singular window's
-        layout [q, v] is measured as it is."""
+        ``error_measure``; formulations.velocity_error): dv = T (dw + K w), K the skew part of T^T dT
+        (:func:`.stage_velocity_change`: ``flow`` with the stage basis; a chart: T dw; an integrated T taken as it is,
+        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`. A state of the
+        singular window's layout [q, v] is measured as it is."""
         n = self.model.n
         if y_new.shape[0] == 2 * n:
             return err, y_old, y_new
@@ -278,17 +285,14 @@ class NullSpaceEquations(PhysicalStates, Formulation):
 
     @property
     def normal_weight(self) -> float:
-        """Weight of the parts of dx and dv normal to the constraints in the measured error. ``continuation``:
-        NORMAL_ERROR_WEIGHT, as lagrange's filter (the projection removes them, but they must stay small enough for
-        it to land on the same assembly branch; removed altogether, a driven slider-crank with no free motion had no
-        error to control and took one step from 0.15 s to 1 s onto the mirror assembly): its velocity X w satisfies
-        A X = 0 at every stage. ``flow`` (and ``recompute``, whose T is integrated too): 1, measured whole: within the step the normal part of the integrated T acts
-        on the motion at first order (z = (T^T M T)^-1 T^T (f - M beta'') projects the forces through it, x' = T w
-        leaves the manifold along it), so it is an error the step makes, not one the projection removes before it
-        acts (N-four-bar with 10 cells, dop853, rtol = atol = 1e-10: tip 1.68e-6 m at NORMAL_ERROR_WEIGHT, 4.2e-7 m
-        whole; lagrange 1.6e-7). Outside the singular window the round-off along the vanishing directions is below the
-        tolerance (crossing_window.window_ratio), so the whole measure does not make the steps collapse there."""
-        return NORMAL_ERROR_WEIGHT if self.basis == "continuation" else 1.0
+        """Weight of the parts of dx and dv normal to the constraints in the measured error: NORMAL_ERROR_WEIGHT, as
+        lagrange's filter, where the stages' velocity is tangent (a chart X w with A X = 0; the stage basis B w). The
+        projection removes those parts, but they must stay small enough for it to land on the same assembly branch
+        (removed altogether, a driven slider-crank with no free motion had no error to control and took one step from
+        0.15 s to 1 s onto the mirror assembly). 1 (measured whole) for an integrated T taken as it is (the sparse
+        path): its normal part acts on the motion within the step at first order (x' = T w leaves the manifold along
+        it, z projects the forces through it)."""
+        return NORMAL_ERROR_WEIGHT if self.basis == "continuation" or self.stage_basis else 1.0
 
     def _physical_error(self, t, y, err):
         """[dx, dv] filtered (formulations.velocity_error.physical_error; compiled where the model allows)."""
@@ -299,7 +303,8 @@ class NullSpaceEquations(PhysicalStates, Formulation):
             out = self.fast_rhs.physical_error(y, err, T, flow, self.normal_weight)
             if out is not None:
                 return out
-        dv = velocity_change(T, w, err[n:n + f], err[n + f:].reshape(n, f) if flow else None)
+        dw, dT = err[n:n + f], (err[n + f:].reshape(n, f) if flow else None)
+        dv = stage_velocity_change(T, w, dw, dT) if flow and self.stage_basis else velocity_change(T, w, dw, dT)
         A = self.ws.velocity_constraints(t, x, np.zeros(n))[1]
         return physical_error(err[:n], dv, A, self.ws.m, self.normal_weight)
 

@@ -31,6 +31,8 @@ class SparseFlowEquations(NullSpaceEquations):
     below formulations.crossing_window.CrossingWindow in :class:`SparseFlowNullSpace`'s method order, so that the
     window's dispatch on the layout (lagrange's equations on [q, v] near a crossing) comes first."""
 
+    stage_basis = False     # its stages take the state's T as it is (NullSpaceEquations.error_measure, normal_weight)
+
     def _dynamics_at(self, t, y):
         """(y', x'', z, lu, f, M) at y = [x, w, vec(T)] (module docstring); the last one is kept."""
         d = self._dyn

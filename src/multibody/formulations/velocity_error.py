@@ -46,6 +46,24 @@ def velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.ndarray
     return T @ dw + dT @ (w - dw)
 
 
+def stage_polar(X: np.ndarray) -> np.ndarray:
+    """X (X^T X)^(-1/2) (n, f): the orthonormal basis nearest to X (App. A's polar factor); with X = T - A_mu^+ A T the
+    stage basis of NullSpaceEquations (linalg.tangent.smooth_reorthogonalize with the stage's own A_mu^+)."""
+    lam, V = np.linalg.eigh(X.T @ X)
+    return X @ (V / np.sqrt(lam)) @ V.T
+
+
+def stage_velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.ndarray) -> np.ndarray:
+    """dv (n,) of the flow basis whose stages take the basis B(x, T) = App. A of T at x (NullSpaceEquations.stage_basis;
+    v = B(x, T) w) for the errors dw of w and dT of T, at a state whose T is orthonormal and tangent to the
+    tolerance: T (dw + K w), K = (T^T dT - dT^T T) / 2. First order in (dx, dT, dw), exact to second order: the
+    polar factor B changes with T only by its turn inside the tangent space, B K (the length and the normal part of dT
+    are removed by App. A at every stage, so they move no velocity); its change with x (the tangent space turning) is
+    normal, as the chart's (module docstring), and left to the filter's weight. For f = 1, K = 0 and dv = T dw."""
+    K = T.T @ dT
+    return T @ (dw + 0.5 * (K - K.T) @ w)
+
+
 def physical_error(dx: np.ndarray, dv: np.ndarray, A: np.ndarray, m: int,
                    weight: float = NORMAL_ERROR_WEIGHT) -> np.ndarray:
     """[dx, dv] (2 n,) with the parts normal to the constraints at ``weight`` (Lagrange._tangent_error): positions
