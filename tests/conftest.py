@@ -26,7 +26,7 @@ SINGULAR_MODULES = {"test_analysis", "test_closing", "test_crossing_step", "test
                     "test_spatial_record", "test_singular_tracker", "test_velocity_error", "test_sparse_crossing",
                     "test_error_where_made", "test_double_double_spatial",
                     "test_nullspace_sparse", "test_generalized_alpha_crossing",
-                    "test_singular_value_fallback", "test_projection_sparse"}
+                    "test_singular_value_fallback", "test_projection_sparse", "test_crossing_resume"}
 
 
 def pytest_collection_modifyitems(config, items):
