@@ -243,7 +243,7 @@ def continuation_rhs(y, ints, floats, Q1, T):
 @njit(cache=True)
 def stage_basis(An, path, Kg, P, T, ATt, c, r, rel):
     """T (n, f) <- X (X^T X)^(-1/2), X = T - A_mu^+ (A T) restricted to the r (generic rank) largest singular values
-    of A (NullSpaceEquations._velocity, formulations.velocity_error.stage_polar; App. A with the stage's smooth
+    of A (NullSpaceEquations._velocity, linalg.tangent.polar_factor; App. A with the stage's smooth
     pseudo-inverse, :func:`.nullspace_kernels.smooth_pinv`, mu = rel s_1). With redundant rows (m > r) from the SVD
     of A, else by ``pinv_apply`` (every singular value is then one of the r); ATt (f, m) and c (n,) are work arrays."""
     n, nf, m = T.shape[0], T.shape[1], An.shape[0]

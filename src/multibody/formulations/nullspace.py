@@ -51,14 +51,14 @@ import scipy.linalg as sla
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, min_norm_solve, pivoted_qr
-from ..linalg.tangent import SmoothPinv, jacobian_rate_times, smooth_reorthogonalize
+from ..linalg.tangent import SmoothPinv, jacobian_rate_times, polar_factor, smooth_reorthogonalize
 from ..fast.lapack import fast_pivoted_qr
 from ..fast.nullspace import fast_nullspace_rhs
 from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
 from .singular import SingularTracker
-from .velocity_error import PhysicalStates, physical_error, stage_polar, stage_velocity_change, velocity_change
+from .velocity_error import PhysicalStates, physical_error, stage_velocity_change, velocity_change
 
 BASES = ("continuation", "flow", "recompute")
 
@@ -155,7 +155,7 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         pinv = SmoothPinv.of(A, self.reg)
         if self.stage_basis and self.f:         # App. A of T at x, from the generic rank's singular values only
             r = self.generic_rank
-            T = stage_polar(T - pinv.Wt[:r].T @ (pinv.s[:r, None] * (pinv.U[:, :r].T @ (A @ T))))
+            T = polar_factor(T - pinv.Wt[:r].T @ (pinv.s[:r, None] * (pinv.U[:, :r].T @ (A @ T))))
             xdot, gamma = T @ w, None
         if np.any(Phi_t):            # rheonomic: gamma must be evaluated at the corrected x'
             xdot, gamma = xdot - pinv @ Phi_t, None

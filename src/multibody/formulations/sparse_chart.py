@@ -9,6 +9,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import SimulationError
+from ..linalg.tangent import polar_factor
 
 
 def stacked(A, B):
@@ -83,10 +84,7 @@ def null_basis(lu, m, f):
 
 def orthonormal(Y):
     """Y (Y^T Y)^(-1/2) (paper 000 App. A: the nearest orthonormal basis; for one column Y / |Y|)."""
-    if Y.shape[1] == 1:
-        return Y / np.linalg.norm(Y)
-    lam, V = np.linalg.eigh(Y.T @ Y)
-    return Y @ ((V / np.sqrt(lam)) @ V.T)
+    return Y / np.linalg.norm(Y) if Y.shape[1] == 1 else polar_factor(Y)
 
 
 def sigma_extremes(A, N, start=None, tol=0.0):

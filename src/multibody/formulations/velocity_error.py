@@ -46,13 +46,6 @@ def velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.ndarray
     return T @ dw + dT @ (w - dw)
 
 
-def stage_polar(X: np.ndarray) -> np.ndarray:
-    """X (X^T X)^(-1/2) (n, f): the orthonormal basis nearest to X (App. A's polar factor); with X = T - A_mu^+ A T the
-    stage basis of NullSpaceEquations (linalg.tangent.smooth_reorthogonalize with the stage's own A_mu^+)."""
-    lam, V = np.linalg.eigh(X.T @ X)
-    return X @ (V / np.sqrt(lam)) @ V.T
-
-
 def stage_velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.ndarray) -> np.ndarray:
     """dv (n,) of the flow basis whose stages take the basis B(x, T) = App. A of T at x (NullSpaceEquations.stage_basis;
     v = B(x, T) w) for the errors dw of w and dT of T, at a state whose T is orthonormal and tangent to the

@@ -42,12 +42,17 @@ def tangent_basis(pqr: PivotedQR, rank: int | None = None) -> np.ndarray:
     return pqr.Q[:, r:]
 
 
+def polar_factor(X: np.ndarray) -> np.ndarray:
+    """X (X^T X)^(-1/2) (n, k): the orthonormal basis nearest to X in the Frobenius norm (paper 000 App. A's polar
+    factor; symmetric eigen-decomposition of X^T X)."""
+    lam, V = np.linalg.eigh(X.T @ X)
+    return X @ (V / np.sqrt(lam)) @ V.T
+
+
 def polar_reorthogonalize(T: np.ndarray, Q1: np.ndarray) -> np.ndarray:
     """Nearest orthonormal basis (n, k) to T (n, k) orthogonal to Q1 (n, r) (paper 000 App. A):
     X = (I - Q1 Q1^T) T, returns X (X^T X)^(-1/2) (symmetric eigen-decomposition of X^T X)."""
-    X = T - Q1 @ (Q1.T @ T)
-    lam, V = np.linalg.eigh(X.T @ X)
-    return X @ (V / np.sqrt(lam)) @ V.T
+    return polar_factor(T - Q1 @ (Q1.T @ T))
 
 
 def omega_matrix(pqr: PivotedQR, Adot: np.ndarray, rank: int | None = None) -> np.ndarray:
@@ -139,6 +144,4 @@ def smooth_reorthogonalize(T: np.ndarray, A: np.ndarray, reg: Regularization = R
     X = T - A_mu^+ (A T), returns X (X^T X)^(-1/2). Equal to :func:`polar_reorthogonalize` with
     Q1_ns of the generic rank wherever every nonzero singular value of A exceeds ~1e3 mu; a smooth
     function of A near singular configurations (no rank decision)."""
-    X = T - SmoothPinv.of(A, reg) @ (A @ T)
-    lam, V = np.linalg.eigh(X.T @ X)
-    return X @ (V / np.sqrt(lam)) @ V.T
+    return polar_factor(T - SmoothPinv.of(A, reg) @ (A @ T))
