@@ -13,9 +13,12 @@ import numpy as np
 import pytest
 
 from multibody.formulations.registry import make_formulation
-from multibody.formulations.velocity_error import physical_error, stage_velocity_change, velocity_change
+from multibody.formulations.velocity_error import (physical_error, stage_velocity_change, turn_velocity_change,
+                                                   velocity_change)
 from multibody.integrate.controllers import error_norm
 from multibody.integrate.explicit import solve
+from multibody.linalg.rank import row_space_filter
+from multibody.linalg.tangent import smooth_reorthogonalize
 from multibody.models import MODELS
 from multibody.models.four_bars import crank_rate_constant
 from multibody.models.modified_four_bars import crank_angle_exact_cells
@@ -151,3 +154,42 @@ def test_flow_tip_error_within_twice_the_exact_reduction(integrator):
     lagrange's runs, issue 12; before the stage basis dop853 ended 4.9 times it)."""
     assert _run_tip_error("double-four-bar", 2, 10.0, integrator, 1e-8, 1e-8, "flow") <= \
         2.0 * _reduction_tip_error(2, 10.0, integrator, 1e-8, 1e-8)
+
+
+def _continued(ns, y):
+    """[q, v] the run continues from after the step that ends at y (NullSpaceEquations.after_step: x projected onto
+    Phi = 0, eqs 12-13; T re-orthogonalised at the projected x, App. A; w = T_new^T v, so v = T_new T_new^T x')."""
+    x, w, T = ns.unpack(y)
+    v = ns.split(0.0, y)[1]
+    q = ns._project(0.0, x)
+    T_new = smooth_reorthogonalize(T, ns.ws.velocity_constraints(0.0, q, v)[1], ns.reg)
+    return np.concatenate([q, T_new @ (T_new.T @ v)])
+
+
+@pytest.mark.parametrize("name", ["double-four-bar", "double-four-bar-modified"])
+def test_flow_measure_is_the_first_order_change_of_the_continued_motion(name):
+    """The flow measure (NullSpaceEquations._physical_error, velocity_error module docstring "The measure") is the
+    derivative of the motion the run continues from (_continued) with respect to the state's error [dx, dw, dT], for
+    dx tangent (its normal part is weighted, not measured): the remainder is of second order (a tenth of the error, a
+    hundredth of the remainder; first order, a tenth, without the velocity change the tangential dx forces,
+    velocity_error.turn_velocity_change). dT has a normal and a tangent part (neither moves the motion for f = 1), the
+    modified four-bar a redundant row."""
+    model = MODELS[name].factory()
+    ns = make_formulation("nullspace", model, basis="flow", fast=False)
+    y = ns.initial_state(0.0, model.q0, model.v0)
+    n, f = model.n, ns.f
+    y[n:n + f] = 3.0                         # a speed of the motion (~ the crank's): the forced change ~ |v| |dx|
+    x, w, T = ns.unpack(y)
+    rng = np.random.default_rng(5)
+    A = ns.ws.velocity_constraints(0.0, x, np.zeros(n))[1]
+    err = np.concatenate([row_space_filter(A, rng.standard_normal(n)), rng.standard_normal(f + n * f)])
+    measured = ns._physical_error(0.0, y, err)
+    turn = turn_velocity_change(ns.ws, 0.0, x, T @ w, err[:n], A, ns.generic_rank)
+    base = _continued(ns, y)
+    rest, rest_without = [], []
+    for c in (1e-3, 1e-4):
+        change = _continued(ns, y + c * err) - base
+        rest.append(np.abs(change - c * measured).max())
+        rest_without.append(np.abs(change - c * (measured - np.r_[np.zeros(n), turn])).max())
+    assert rest[0] / rest[1] >= 50.0                      # second order: 100
+    assert 5.0 <= rest_without[0] / rest_without[1] <= 20.0      # first order: 10

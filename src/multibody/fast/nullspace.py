@@ -23,6 +23,7 @@ class _FastNullSpace:
         self.A, self.gamma, self.phi, self.shift = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m), np.zeros(m)
         self.paths, self.motions = [0, 0, 0], bool(p.motions)
         self.nf, self.h, self.G = formulation.f, ws.h, np.zeros((m, m))
+        self.rank = int(formulation.generic_rank)
         r = formulation.generic_rank
         d = r if self.continuation else min(m, n)
         # the kernels' buffers (nullspace_rhs_kernels.views): the model and every work array, one int and one float
@@ -63,7 +64,7 @@ class _FastNullSpace:
         try:
             physical_error(np.ascontiguousarray(y), np.ascontiguousarray(err), self.nf, flow, np.ascontiguousarray(T),
                            weight, ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec, self.qe, self.ve, self.A,
-                           self.gamma, self.G, out)
+                           self.gamma, self.G, self.rank, out)
         except ValueError:      # numba's SVD did not converge: the reference measures
             return None
         return out
@@ -184,7 +185,8 @@ class NullSpaceAttempts:
         self.tols, self.counts = (float(rtol), float(atol)), np.zeros(2, np.int64)
         n, m, nf, p, r = formulation.model.n, formulation.ws.m, formulation.f, self.rhs.pack, self.rhs
         self.filt = (float(formulation.normal_weight), ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec,
-                     np.zeros(n + 1), np.zeros(n + 1), np.zeros((m, n + 1)), np.zeros(m), np.zeros((m, m)))
+                     np.zeros(n + 1), np.zeros(n + 1), np.zeros((m, n + 1)), np.zeros(m), np.zeros((m, m)),
+                     int(formulation.generic_rank))
         self.length = n + nf if r.continuation else n + nf + n * nf
         self.fargs = (r.ints, r.floats)         # the chart's (Q1, T) join per call; a flow run types them empty
         self.cargs = self.fargs + (np.zeros((n, 0)), np.zeros((n, 0)))

@@ -184,14 +184,15 @@ def _normal_part(A, n, gram, G, Wt, k, x, out):
 
 
 @njit(cache=True)
-def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, out):
+def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, r, out):
     """out (2 n,) <- the null-space formulations' local error on the physical state [x, v] at the step's end y
     (NullSpaceEquations.error_measure, formulations.velocity_error): dx = err[:n]; dv = T (dw + K w), K the skew part
     of T^T dT (``flow`` with its stage basis, velocity_error.stage_velocity_change: T (n, nf) the state's, w, dT, dw
     from y and err) or T dw (T the chart (n, nf)); the parts of dx and dv in the row space of
     A(x) weighted by ``weight`` (the row space of the SVD's singular values above rel s_1, by the normal equations
-    where A A^T is well conditioned: linalg.rank.row_space_filter's projector). A (m, n + 1) holds only holonomic
-    rows (the caller's condition)."""
+    where A A^T is well conditioned: linalg.rank.row_space_filter's projector); ``flow``: plus the velocity change
+    -A_r^+ A'(v) u the tangential part u of dx forces (velocity_error.turn_velocity_change, v = T w, r the generic
+    rank: :func:`_turn`). A (m, n + 1) holds only holonomic rows and no prescribed motion (the caller's condition)."""
     n = qe.shape[0] - 1
     u = err[n:n + nf].copy()                        # dw + K w
     if flow:
@@ -212,18 +213,55 @@ def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mv
     ve[:] = 0.0
     assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
     gram = gram_cholesky(A, n, MIN_NORM_PIVOT_RATIO, G)
-    Wt, k = np.zeros((0, n)), 0
+    Us, s, Wt, k = np.zeros((0, 0)), np.zeros(0), np.zeros((0, n)), 0
     if not gram:
-        _, s, Wt = np.linalg.svd(np.ascontiguousarray(A[:, :n]), full_matrices=False)
+        Us, s, Wt = np.linalg.svd(np.ascontiguousarray(A[:, :n]), full_matrices=False)
         if s.shape[0] and s[0] > 0.0:
             for i in range(s.shape[0]):
                 if s[i] > rel * s[0]:
                     k += 1
-    normal = np.empty(n)
+    normal, u = np.empty(n), np.empty(n)
     for half in range(2):
         _normal_part(A, n, gram, G, Wt, k, out[half * n:(half + 1) * n].copy(), normal)
         for j in range(n):
             out[half * n + j] -= (1.0 - weight) * normal[j]
+            if half == 0:
+                u[j] = err[j] - normal[j]
+    if flow:
+        k = r if gram else min(k, r)
+        _turn(y, nf, T, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, gram, Us, s, Wt, k, out)
+
+
+@njit(cache=True)
+def _turn(y, nf, T, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, gram, Us, s, Wt, k, out):
+    """out[n:] += -A_r^+ A'(v) u, v = T w (velocity_error.turn_velocity_change): A'(v) u = -(gamma(v + c u) -
+    gamma(v - c u)) / (4 c), c = |v| / |u| (kernels.assemble at qe, the step's end, so A keeps its values); A_r^+ by
+    the normal equations (``gram``: A of full row rank) or from the SVD's first k = min(above rel s_1, r) triplets."""
+    n = u.shape[0]
+    v = np.zeros(n)
+    _matvec(T, y[n:n + nf], v, False)
+    size, speed = np.sqrt(np.sum(u * u)), np.sqrt(np.sum(v * v))
+    if size == 0.0 or speed == 0.0 or k == 0:
+        return
+    c = speed / size
+    rate = np.zeros(A.shape[0])
+    for sign in (1.0, -1.0):
+        ve[:n] = v + sign * c * u
+        ve[n] = 0.0
+        assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+        rate -= sign * gamma / (4.0 * c)
+    dv = np.zeros(n)
+    if gram:
+        normal_solve(A, n, G, rate, False, dv)
+    else:
+        for i in range(k):
+            a = 0.0
+            for j in range(A.shape[0]):
+                a += Us[j, i] * rate[j]
+            for j in range(n):
+                dv[j] += Wt[i, j] * a / s[i]
+    for j in range(n):
+        out[n + j] -= dv[j]
 
 
 @njit(cache=True)

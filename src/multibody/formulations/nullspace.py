@@ -50,7 +50,8 @@ import scipy.linalg as sla
 
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
-from ..linalg.rank import NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, min_norm_solve, pivoted_qr
+from ..linalg.rank import (NORMAL_ERROR_WEIGHT, RankTolerance, Regularization, min_norm_solve, pivoted_qr,
+                           row_space_filter)
 from ..linalg.tangent import SmoothPinv, jacobian_rate_times, polar_factor, smooth_reorthogonalize
 from ..fast.lapack import fast_pivoted_qr
 from ..fast.nullspace import fast_nullspace_rhs
@@ -58,7 +59,8 @@ from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow
 from .singular import SingularTracker
-from .velocity_error import PhysicalStates, physical_error, stage_velocity_change, velocity_change
+from .velocity_error import (PhysicalStates, physical_error, stage_velocity_change, turn_velocity_change,
+                             velocity_change)
 
 BASES = ("continuation", "flow", "recompute")
 
@@ -275,8 +277,10 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         """The local error and both end states on the physical state [x, v] (integrate.explicit.RungeKutta's
         ``error_measure``; formulations.velocity_error): dv = T (dw + K w), K the skew part of T^T dT
         (:func:`.stage_velocity_change`: ``flow`` with the stage basis; a chart: T dw; an integrated T taken as it is,
-        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`. A state of the
-        singular window's layout [q, v] is measured as it is."""
+        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`; ``flow``: plus
+        the velocity change -A^+ A'(v) P_t dx the tangential position error forces (:func:`.turn_velocity_change`;
+        the measure derived in formulations.velocity_error: Dpi DP err of the continued motion, paper 000 eqs
+        11b-13, App. A). A state of the singular window's layout [q, v] is measured as it is."""
         n = self.model.n
         if y_new.shape[0] == 2 * n:
             return err, y_old, y_new
@@ -303,10 +307,13 @@ class NullSpaceEquations(PhysicalStates, Formulation):
             out = self.fast_rhs.physical_error(y, err, T, flow, self.normal_weight)
             if out is not None:
                 return out
-        dw, dT = err[n:n + f], (err[n + f:].reshape(n, f) if flow else None)
+        dw, dT, m = err[n:n + f], (err[n + f:].reshape(n, f) if flow else None), self.ws.m
         dv = stage_velocity_change(T, w, dw, dT) if flow and self.stage_basis else velocity_change(T, w, dw, dT)
         A = self.ws.velocity_constraints(t, x, np.zeros(n))[1]
-        return physical_error(err[:n], dv, A, self.ws.m, self.normal_weight)
+        e = physical_error(err[:n], dv, A, m, self.normal_weight)
+        if flow and self.stage_basis:       # + the velocity change the tangential position error forces
+            e[n:] += turn_velocity_change(self.ws, t, x, T @ w, row_space_filter(A[:m], err[:n]), A, self.generic_rank)
+        return e
 
     # ------------------------------------------------------------------ output
     def channels(self, t, y):

@@ -29,12 +29,40 @@ physical velocity error T dw on the f entries of w inside their error filter, a 
 principle; partitioning's hook replaced it. On [x, v] the norm has 2 n terms instead of n + f: the continuation's
 steps changed, N-four-bar with 10 cells dop853 rtol = atol = 1e-10: 386 -> 376 steps, tip 2.3e-8 -> 1.3e-7 m,
 lagrange's 1.6e-7.)
+
+The measure of ``flow`` (eleventh session, derived). The state y = [x, w, T] reaches the motion the run continues
+from through two maps: P(y) = (x, B(x, T) w), the velocity of the stages and of ``split`` (paper 000 eq. 11b with the
+stage basis B = App. A of T at x, NullSpaceEquations._velocity), and the after-step action pi (x onto Phi = 0 by
+eqs 12-13, v <- T_new T_new^T v with T_new = App. A at the projected x). The embedded estimate err is the error of
+the lower-order solution against the exact solution of the same ODE (Hairer, Norsett & Wanner I, Sect. II.4), and
+the motion of that exact solution is the exact motion, so the error of the continued motion is Dpi DP err to first
+order. At a state with T^T T = I, A T = 0 (P_t = I - A^+ A = T T^T), with A'(v) u = C_x[u] v + b_x u (C v + b = 0
+the velocity constraints, paper 003 eqs 4-9; symmetric in u, v for holonomic rows, so A'(v) is the A' of eq. 15):
+    DP err   = (dx, T (dw + K w) - A^+ A'(v) dx),   K = skew(T^T dT)   (dB = T K - A^+ A_x[dx] T)
+    Dpi e    = (P_t e_x, P_t e_v - A^+ A'(v) P_t e_x)
+    Dpi DP err = (P_t dx, T (dw + K w) - A^+ A'(v) P_t dx).
+So: the normal part of dT never reaches the motion (App. A removes it at every stage and after every step; for
+v = T w with the integrated T taken as it is, the sparse path, it would, at first order); the turn of T inside the
+tangent space moves v by T K w and is a gauge only together with dw = -K w, which dw + K w cancels (K = 0 for
+f = 1); the normal part of dx is removed by the projection; and the tangential position error turns the tangent
+space, forcing the velocity change -A^+ A'(v) P_t dx (:func:`turn_velocity_change`): normal to the constraints but
+part of the continued velocity (the projection keeps it: it is what keeps v tangent at the moved q). The measure is
+therefore Dpi DP err counted whole, with the part pi removes (the normal part of dx) at NORMAL_ERROR_WEIGHT (landing
+on the same branch, as before). The tenth session counted the forced change at 1e-4 with the normal part of dv
+(lagrange's filter, whose [q, v] error mixes it with the drift the projection removes; lagrange and the continuation's
+chart, to which the same argument applies, are unchanged). tests/test_velocity_error.py: the remainder of the
+continued motion's change against this measure falls 100 times for errors 10 times smaller, 10 times without the
+forced change. Compiled identically (fast.nullspace_kernels._turn, v = T w there and here).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, row_space_filter
+
+#: step (at |u| = 1 in the max norm) of the central difference for the Pfaffian rows' (Psi v + psi_t)_x u; the
+#: value of nullspace.PFAFFIAN_RATE_STEP (truncation ~ step^2, round-off ~ eps / step, both ~1e-10)
+PFAFFIAN_TURN_STEP = 1e-5
 
 
 def velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.ndarray | None = None) -> np.ndarray:
@@ -52,9 +80,37 @@ def stage_velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.n
     tolerance: T (dw + K w), K = (T^T dT - dT^T T) / 2. First order in (dx, dT, dw), exact to second order: the
     polar factor B changes with T only by its turn inside the tangent space, B K (the length and the normal part of dT
     are removed by App. A at every stage, so they move no velocity); its change with x (the tangent space turning) is
-    normal, as the chart's (module docstring), and left to the filter's weight. For f = 1, K = 0 and dv = T dw."""
+    normal: the part -A^+ A'(v) P_t dx of it that the projection keeps is :func:`turn_velocity_change` (module
+    docstring, "The measure of flow"). For f = 1, K = 0 and dv = T dw."""
     K = T.T @ dT
     return T @ (dw + 0.5 * (K - K.T) @ w)
+
+
+def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: np.ndarray, r: int) -> np.ndarray:
+    """The velocity change -A_r^+ (C_x[u] v + b_x u) (n,) of the motion x' = v - A_r^+ b (v = T w: the state's T, as
+    the compiled kernel; b = 0 there) that a tangential position error u (n,) forces on the motion
+    (the part of Dpi e normal to the constraints, module docstring "The measure"): on the velocity-level manifold
+    C(x) v + b(x, t) = 0 (paper 003 eqs 4-9; C = A = Phi_q, b = Phi_t without nonholonomic rows) a consistent error
+    satisfies C dv + (C_x[u] v + b_x u) = 0, and its row-space part is this (A_r^+: the r = generic rank largest
+    singular values of A, as the stage basis; an extra row of a structurally redundant mechanism has a singular value
+    ~ the distance off the manifold, whose inverse must not enter). Holonomic rows by polarisation of gamma
+    (Phi_qq[v, u] + Phi_qt u = -(gamma(v + s u) - gamma(v - s u)) / (4 s), exact; s = |v| / |u| against cancellation,
+    linalg.tangent.jacobian_rate_times), Pfaffian rows by a central difference along u (PFAFFIAN_TURN_STEP)."""
+    U, sv, Wt = np.linalg.svd(A, full_matrices=False)
+    pinv = lambda c: Wt[:r].T @ ((U[:, :r].T @ c) / sv[:r])      # noqa: E731
+    b = ws.velocity_constraints(t, x, v)[2]
+    v = v - pinv(b) if np.any(b) else v                           # the motion's x' (eq. 11b)
+    size, speed = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+    if size == 0.0 or speed == 0.0 or r == 0:
+        return np.zeros_like(x)
+    s = speed / size
+    rate = -(ws.constraints(t, x, v + s * u)[3] - ws.constraints(t, x, v - s * u)[3]) / (4.0 * s)
+    if ws.h:
+        e = PFAFFIAN_TURN_STEP / float(np.max(np.abs(u)))
+        side = [ws.velocity_constraints(t, x + k * e * u, v) for k in (1.0, -1.0)]
+        psi = [(c[1] @ v + c[2])[ws.m:] for c in side]
+        rate = np.r_[rate, (psi[0] - psi[1]) / (2.0 * e)]
+    return -pinv(rate)
 
 
 def physical_error(dx: np.ndarray, dv: np.ndarray, A: np.ndarray, m: int,
