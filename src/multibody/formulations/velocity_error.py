@@ -41,8 +41,8 @@ the velocity constraints, paper 003 eqs 4-9; symmetric in u, v for holonomic row
     DP err   = (dx, T (dw + K w) - A^+ A'(v) dx),   K = skew(T^T dT)   (dB = T K - A^+ A_x[dx] T)
     Dpi e    = (P_t e_x, P_t e_v - A^+ A'(v) P_t e_x)
     Dpi DP err = (P_t dx, T (dw + K w) - A^+ A'(v) P_t dx).
-So: the normal part of dT never reaches the motion (App. A removes it at every stage and after every step; for
-v = T w with the integrated T taken as it is, the sparse path, it would, at first order); the turn of T inside the
+So: the normal part of dT never reaches the motion (App. A removes it at every stage and after every step; with
+the integrated T taken as it is, the sparse path, it moves the stages' v = T w and their forces); the turn of T inside the
 tangent space moves v by T K w and is a gauge only together with dw = -K w, which dw + K w cancels (K = 0 for
 f = 1); the normal part of dx is removed by the projection; and the tangential position error turns the tangent
 space, forcing the velocity change -A^+ A'(v) P_t dx (:func:`turn_velocity_change`): normal to the constraints but
