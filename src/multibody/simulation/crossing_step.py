@@ -7,6 +7,8 @@ smooth motion so that the crossing lies in the middle of the widest gap between 
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.optimize as so
 
@@ -20,13 +22,21 @@ STEER_SLACK = 1.2
 #: samples of sigma_r / sigma_1 ahead of the last accepted state (CrossingMonitor._ahead) when the last two do not
 #: predict a crossing within the reach of the next step
 AHEAD = 3
+#: ... and only when the parabola through the last three samples reaches zero within this many reaches (the dense
+#: monitor's CrossingMonitor._clear_ahead; a margin for the parabola's error, argued, not derived)
+AHEAD_MARGIN = 2.0
 
 
 def crossing_node(tableau) -> tuple[float, float]:
     """(c*, g): the middle c* of the widest gap between the nodes c_i of a Runge-Kutta tableau (its start 0 and end 1
     included) and half that gap, as fractions of the step: a crossing placed at c* h lies g h from every stage
     (dopri5: 0.55 and 0.25, between 3/10 and 4/5; dop853: 0.467 and 0.133, between 1/3 and 3/5)."""
-    c = np.unique(np.clip(np.r_[np.asarray(tableau.c, float), 0.0, 1.0], 0.0, 1.0))
+    return _node(tuple(np.asarray(tableau.c, float)))
+
+
+@functools.lru_cache(maxsize=16)
+def _node(nodes: tuple) -> tuple[float, float]:
+    c = np.unique(np.clip(np.r_[nodes, 0.0, 1.0], 0.0, 1.0))
     i = int(np.argmax(np.diff(c)))
     return float(c[i] + c[i + 1]) / 2, float(c[i + 1] - c[i]) / 2
 
@@ -34,7 +44,7 @@ def crossing_node(tableau) -> tuple[float, float]:
 class CrossingStep:
     """``steer(stepper)`` after every accepted step (simulation.step_watch): the crossing step and the step before it.
     Needs of the monitor: ``samples``, ``pieces``, ``active``, ``form``, ``resume``, ``_steer_ratios()`` and
-    ``_ahead_ratio(t, q)``."""
+    ``_ahead_ratio(t, q)``, ``_clear_ahead(reach)``."""
 
     def steer(self, stepper) -> None:
         """The crossing step (issue 12; paper 000 Sect. 2.5: sigma_r of A vanishes at the singular configuration and,
@@ -93,7 +103,7 @@ class CrossingStep:
         step then contained it). The configurations are extrapolated (off Phi = 0 by O(reach^4)): that moves the
         predicted time, which the crossing step corrects, since it is chosen from the accepted states once they are
         close (:meth:`steer`)."""
-        if not self.pieces or self.pieces[-1][1] != t1:
+        if not self.pieces or self.pieces[-1][1] != t1 or self._clear_ahead(reach):
             return np.inf
         ta, tb, _, qa, va, qb, vb = self.pieces[-1]
         ratio = lambda t: self._ahead_ratio(t, hermite(t, ta, qa, va, tb, qb, vb))     # noqa: E731
