@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 
 from multibody.integrate.tableaux import DOPRI5
-from multibody.simulation.crossings import CROSSING_FRACTION, CrossingMonitor, crossing_node
+from multibody.simulation.crossing_step import CROSSING_FRACTION, crossing_node
+from multibody.simulation.crossings import CrossingMonitor
 
 
 def _monitor(samples):
     m = object.__new__(CrossingMonitor)         # steer needs only these (no model: the samples are synthetic)
-    m.active, m.samples, m.resume = True, list(samples), None
+    m.active, m.samples, m.resume, m.pieces = True, list(samples), None, []
     m.form = SimpleNamespace(passes_singular_configurations=True)
     return m
 

@@ -54,6 +54,7 @@ from ..formulations.singular import hermite
 from ..kinematics import solve_positions
 from ..linalg.rank import RankTolerance, generic_ratio, pivoted_qr
 from ..model.director import QuadraticConstraints
+from .crossing_step import AHEAD_MARGIN, CrossingStep
 
 #: sigma_r / sigma_1 below which a step is sampled inside and a local minimum is located
 SCREEN = 0.2
@@ -79,23 +80,9 @@ OFF_BRANCH_TOLERANCES = 100.0
 #: sub-mechanisms of the 2x2 four-bar cross 0.027 s apart, inside one step of dop853 at rtol 1e-4)
 REFINE_SAFETY = 2.0
 MAX_DEPTH = 5
-#: the crossing step (CrossingMonitor.steer) is this fraction of the step the controller proposes
-CROSSING_FRACTION = 0.5
-#: ... and is taken when the extrapolated crossing lies within this factor of its reach (the controller's next
-#: proposal may grow by up to its max_factor)
-STEER_SLACK = 1.2
 #: spatial director models (issue 16): a local minimum is not located when Weyl's bound of the two pieces
 #: around it (_excluded) keeps sigma_r / sigma_1 above this, 100 times the rank decision CROSSING_TOL
 EXCLUDE_FLOOR = 1e-4
-
-
-def crossing_node(tableau) -> tuple[float, float]:
-    """(c*, g): the middle c* of the widest gap between the nodes c_i of a Runge-Kutta tableau (its start 0 and end 1
-    included) and half that gap, as fractions of the step: a crossing placed at c* h lies g h from every stage
-    (dopri5: 0.55 and 0.25, between 3/10 and 4/5; dop853: 0.467 and 0.133, between 1/3 and 3/5)."""
-    c = np.unique(np.clip(np.r_[np.asarray(tableau.c, float), 0.0, 1.0], 0.0, 1.0))
-    i = int(np.argmax(np.diff(c)))
-    return float(c[i] + c[i + 1]) / 2, float(c[i + 1] - c[i]) / 2
 
 
 def _ell(a: tuple, b: tuple, tight: bool = False) -> float:
@@ -125,7 +112,7 @@ def _excluded(a: tuple, k: tuple, b: tuple) -> bool:
     return all((x[1] + y[1] - REFINE_SAFETY * _ell(x, y, True)) / 2 > EXCLUDE_FLOOR for x, y in ((a, k), (k, b)))
 
 
-class CrossingMonitor:
+class CrossingMonitor(CrossingStep):
     """``accepted(step, y_end)`` after every accepted step (y_end: the state the run continues from);
     ``restart(form)`` after an event (a new model); ``summary()`` -> {"singular_crossings": [...], ...}."""
 
@@ -268,48 +255,32 @@ class CrossingMonitor:
                     f"there (its dependent coordinates are not defined where A loses rank, paper 002 Sect. 3.3). "
                     f"Use lagrange, nullspace or projection through singular configurations.")
 
-    def steer(self, stepper) -> None:
-        """The crossing step (issue 12; paper 000 Sect. 2.5: sigma_r of A vanishes at the singular configuration and,
-        at a transversal crossing, grows like |t - t*| on both sides): when the samples' sigma_r / sigma_1, falling
-        linearly towards a transversal crossing, extrapolate to zero within the next two proposed steps of an
-        adaptive Runge-Kutta stepper, its next step is chosen from the smooth motion so that one step carries the run
-        across, the crossing in the middle of the widest gap between the tableau's nodes (:func:`crossing_node`).
-        Why: next to the crossing the rank decisions of the acceleration solve and the projection fade (linalg.rank:
-        s_i between 1e-6 and 1e-4 s_max), so a stage evaluated there sees equations that change within ~1e-4 s, and
-        the state follows the level set of the projection's round-off (formulations.extended_projection, which
-        removes most of it); a step controller that reaches the
-        crossing by growing steps lands stages there, is rejected and creeps up to it with steps ~0.05 |t - t*|
-        (down to 2e-8 s on the N-four-bar at rtol 1e-12, atol 1e-14). The motion itself is smooth: one dopri5 step
-        of 1e-3 s across the crossing from the exact state is 4e-15 m and 7e-14 m/s off the exact solution
-        (N-four-bar, 10 cells). The crossing step is CROSSING_FRACTION of the proposed step, so that its error
-        estimate, larger across the crossing (3.5 against 0.6 for 3e-3 s from the exact state at rtol 1e-12), stays
-        below 1 (h^5: 1/32); the step before it is shortened to end where that step begins. A rejected crossing
-        step falls back to the controller's own steps. Needs sigma_r / sigma_1 below SCREEN at two samples
-        (:meth:`_steer_ratios`; the sparse monitor: sigma_min / sigma_max at its last two accepted states); not for
-        a formulation that stops at a crossing (minimal: stages beyond it would be Newton's pick of a branch).
-        The step after an accepted crossing step is the one the controller proposed before it, not the controller's
-        proposal from the crossing step's error: a stage next to the crossing carries the solve's round-off, amplified
-        by 1 / sigma_r, into that estimate (double four-bar, dop853, rtol 1e-5: its 5th-order part differs by 6%
-        between BLAS kernels, and err^(-1/8) carried that into the next steps; issue 12)."""
-        resume, self.resume = self.resume, None
-        if resume is not None and stepper.t == resume[0]:       # the crossing step was accepted as chosen
-            stepper.h = stepper.direction * min(resume[1], stepper.max_step)
-        if (not self.active or len(self.samples) < 2 or getattr(stepper, "fixed_step", 1) is not None
-                or not self.form.passes_singular_configurations):   # minimal stops at the crossing instead
-            return
-        (t0, r0), (t1, r1), screen = self._steer_ratios()
-        if not (r1 < r0 and r1 < screen and t1 > t0):
-            return
-        node, half_gap = crossing_node(stepper.tableau)
-        d, h = r1 * (t1 - t0) / (r0 - r1), abs(stepper.h)       # time to the crossing; the proposed step
-        if not (np.isfinite(d) and d > 0.0 and half_gap > 0.0):
-            return
-        lead = node * CROSSING_FRACTION * h                      # the crossing step's start before the crossing
-        if d <= lead * STEER_SLACK:
-            stepper.h = stepper.direction * d / node             # the crossing step
-            self.resume = (stepper.t + stepper.h, h)
-        elif d < (h + lead) * STEER_SLACK:
-            stepper.h = stepper.direction * min(h, d - lead)     # the step before it
+    def _clear_ahead(self, reach: float) -> bool:
+        """True when the look-ahead (CrossingStep._ahead) cannot change the steering: Weyl's inequality excludes a
+        crossing within ``reach`` after the last sample (the test of :meth:`_refine`, with A(t) - A(t1) ~ (t - t1)
+        (A(t1) - A(t0)) / (t1 - t0) over the last two samples); or the parabola through the last three samples has
+        its first zero ahead beyond AHEAD_MARGIN reaches, or within a tenth of the secant's zero d (the secant, which
+        steers anyway, is right: the crossing step needs it within the gap of its nodes, >= 0.28 d). Why: without
+        these the look-ahead cost a third of the CPU of compiled runs at tight tolerances (double four-bar, dopri5,
+        rtol 1e-10: 0.50 -> 0.65 s; N-four-bar, 10 cells: 2.96 -> 3.97 s), whose steps are short against the time to
+        the next crossing; with them their steps are those of before."""
+        z, a, b = self.samples[-3:] if len(self.samples) > 2 else self.samples[-2:][:1] + self.samples[-2:]
+        if b[0] > a[0] and b[1] > REFINE_SAFETY * _ell(a, b, self.director) * reach / (b[0] - a[0]):
+            return True
+        if not b[0] > a[0] > z[0]:
+            return False
+        slope = (b[1] - a[1]) / (b[0] - a[0])
+        c = (slope - (a[1] - z[1]) / (a[0] - z[0])) / (b[0] - z[0])     # r1 + slope s + c s (s + t1 - t0)
+        roots = np.roots([c, slope + c * (b[0] - a[0]), b[1]]) if c else np.array([-b[1] / slope if slope else -1.0])
+        ahead = [x.real for x in roots if abs(x.imag) <= 1e-12 * abs(x) and x.real > 0.0]
+        first = min(ahead, default=np.inf)
+        return first > AHEAD_MARGIN * reach or (slope < 0.0 and abs(first + b[1] / slope) < 0.1 * first)
+
+    def _ahead_ratio(self, t, q) -> float:
+        """sigma_r / sigma_1 at an extrapolated configuration, r the run's generic rank (not raised by it: off Phi = 0
+        the A of an overconstrained mechanism may have a larger rank than anywhere on it)."""
+        s = np.linalg.svd(self._A(t, q), compute_uv=False)
+        return float(s[self.generic - 1] / s[0]) if s.size and s[0] > 0 and self.generic > 0 else 1.0
 
     def _steer_ratios(self) -> tuple:
         """((t0, r0), (t1, r1), screen) for :meth:`steer`: the last two samples of a quantity that falls linearly to

@@ -113,6 +113,12 @@ class SparseCrossingMonitor(CrossingMonitor):
             return (0.0, 0.0), (0.0, 0.0), 0.0         # nothing to steer by
         return self.ratios[-2], self.ratios[-1], STEER_BELOW
 
+    def _ahead(self, t1: float, r1: float, reach: float) -> float:
+        """No look-ahead (CrossingMonitor._ahead): its ratio is sigma_min / sigma_max, one Lanczos estimate per
+        sample, and the steps of a long chain are short against its crossings' spacing (the N-four-bar: the
+        secant of the accepted states' ratios predicts each of its crossings)."""
+        return np.inf
+
     def _locate(self, ta: float, tb: float) -> None:
         f = self.form
         log_rho = lambda t: np.log(max(self._sample(t, self._position(t))[1], 1e-300))    # noqa: E731
