@@ -88,7 +88,7 @@ def with_reference(row, cells, t_end) -> dict:
     ref = reduced_tip_error(cells, t_end, row["integrator"], rtol, atol)
     bar = envelope(cells, t_end, row["integrator"], rtol, atol, reduced=reduced_tip_error)
     return {**row, "reduced_tip_error_m": f"{ref:.2e}", "reduced_envelope_m": f"{bar:.2e}",
-            "tip_ratio": f"{yardstick_ratio(float(row['tip_error_m']), bar):.2g}"}
+            "tip_ratio": f"{yardstick_ratio(float(row['tip_error_m']), bar):.3g}"}
 
 
 def crank_groups(labels) -> list[list[str]]:
