@@ -23,9 +23,14 @@ rank (measured on the N-four-bar without refinement: rank 242 of 242 at rtol 1e-
 1e-6); per crossing: ~40 sparse ones, one projection and one dense SVD, and three more of each per refinement step.
 
 The crossing step (CrossingMonitor.steer; issue 12, tight tolerances) is steered by sigma_min / sigma_max of A at the
-last two accepted states whose pivot ratio is below the screen (formulations.lagrange_sparse.conditioning, one
+last two accepted states, once the pivot ratio is below the screen (formulations.lagrange_sparse.conditioning, one
 shift-invert Lanczos estimate each, ~1 ms): one step across each crossing, its stages away from where the rank
-decisions fade (the N-four-bar with 40 cells at rtol 1e-12: smallest step 7e-4 s, before 3e-8 s).
+decisions fade (the N-four-bar with 40 cells at rtol 1e-12: smallest step 7e-4 s, before 3e-8 s). Both samples are
+states of this approach: at the first state below the screen its predecessor is sampled too. (Before, the older
+sample was the last one below the screen, of the previous crossing where a long step had jumped the screen: no
+steer, and partitioning's window stepped across the crossing at t = 4.6528 of the N-four-bar (40 cells, dop853, rtol
+1e-10, atol 1e-12) with a stage next to it; the projection behind it removed 2e3 tolerances of velocity and left
+3.8e-8 J of energy error, 1.1e-6 m of tip error at 20 s, 4.5 times the yardstick; issue 12.)
 
 Models whose A is rank deficient from the start (redundant rows) have det S = 0 everywhere: the indicator says
 nothing there, and such runs keep ``singular_crossings_monitored: false``.
@@ -97,11 +102,16 @@ class SparseCrossingMonitor(CrossingMonitor):
         return SCREEN * self.rho_max
 
     def accepted(self, step, y_end) -> None:
+        prev = self.last
         super().accepted(step, y_end)
         if self.active and self.samples and self.samples[-1][1] < STEER_SCREEN * self.rho_max:   # near a crossing
+            if prev is not None and (not self.ratios or self.ratios[-1][0] != prev[0]):
+                self.ratios = [(prev[0], self._conditioning(*prev[:2]))]    # the approach's first two states
             t, q = self.last[:2]
-            A = self.form.ws.sparse_constraints(t, q, np.zeros_like(q))[1]
-            self.ratios = self.ratios[-1:] + [(t, conditioning(A))]
+            self.ratios = self.ratios[-1:] + [(t, self._conditioning(t, q))]
+
+    def _conditioning(self, t, q) -> float:
+        return conditioning(self.form.ws.sparse_constraints(t, q, np.zeros_like(q))[1])
 
     def _steer_ratios(self) -> tuple:
         """sigma_min / sigma_max of A at the last two accepted states whose pivot ratio was below the screen
