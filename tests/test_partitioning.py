@@ -19,14 +19,14 @@ from multibody.analysis.partition import (Partition, criterion, criterion_at, ge
                                           tangent_matrix)
 from multibody.cli import main
 from multibody.errors import MultibodyError
-from multibody.analysis.partition_chart import ADMISSIBLE, FLAT, choose, flattest, variation
+from multibody.analysis.partition_chart import FLAT, admissible_floor, choose, flattest, variation
 from multibody.formulations.partition_guard import QUALITY_FLOOR, REJECT_ERROR, PartitionGuard
 from multibody.formulations.partitioning import Partitioning, SwitchPolicy
 from multibody.integrate.controllers import error_norm
 from multibody.integrate.explicit import solve
 from multibody.kinematics import consistent_state, solve_positions
 from multibody.models import MODELS
-from multibody.models.four_bars import crank_rate_constant
+from multibody.models.four_bars import crank_rate_constant, n_four_bar
 from multibody.models.linkages import slider_crank, slider_position
 from multibody.models.modified_four_bars import crank_angle_exact_cells, double_four_bar_modified
 from multibody.models.pendulums import pendulum
@@ -303,12 +303,12 @@ def test_requested_poor_set_runs_and_switches_after_the_first_step():
     couplers carry most of the kinetic energy) is guarded relative to its own quality, not the best set's (which it
     never reaches: every attempt would be rejected until the step collapsed); paper 001's rule ("quality") switches
     after the first step. The rule "flat" keeps it: on the parallel branch its cos^2 alpha is constant (its chart
-    is flat, analysis.partition_chart) and above ADMISSIBLE times the best."""
+    is flat, analysis.partition_chart) and admissible: 1 / 36 against the floor eps / rtol = 2.2e-10 at rtol 1e-6."""
     model = MODELS["double-four-bar"].factory()
     q, _ = consistent_state(model)
     crit = criterion_at(model, q)
     crank = model.coordinate_index("bar1.theta")
-    assert ADMISSIBLE * crit.quality(crit.best()) < crit.quality([crank]) < QUALITY_FLOOR * crit.quality(crit.best())
+    assert admissible_floor(1e-6) < crit.quality([crank]) < QUALITY_FLOOR * crit.quality(crit.best())
     runs = {rule: simulate(model, t_end=0.2, formulation="partitioning", options=RunOptions(rtol=1e-6, atol=1e-6),
                            formulation_options={"independent": ["bar1.theta"], "switching": SwitchPolicy(rule=rule)})
             for rule in ("quality", "flat")}
@@ -331,7 +331,8 @@ def test_crank_chart_is_flat_and_the_couplers_chart_is_not():
     angle (eq. 23 a); the coupler's x moves by L sin(theta) per radian: cos^2 alpha = sin^2(theta) / 3. Over a step
     from 1.2 to 1.1 rad the crank's chart is flat (nu = FLAT) and the coupler's changes by |ln(sin^2 1.1 / sin^2 1.2)|;
     the criterion's best set (the coupler's x) is left for a crank angle, which is kept; a floor above the crank's
-    quality over the best's ((1/36) / (sin^2 1.1 / 3) = 0.104) leaves the coupler's x."""
+    quality 1 / 36 leaves no flat admissible chart, and paper 001's rule keeps the coupler's x. The floor of the
+    tightest tolerance of the matrix, eps / 1e-12 = 2.2e-4, admits the crank."""
     model = MODELS["double-four-bar"].factory()
     old, new = (criterion_at(model, _double_four_bar_at(a)) for a in (1.2, 1.1))
     index = model.coordinate_index
@@ -346,10 +347,59 @@ def test_crank_chart_is_flat_and_the_couplers_chart_is_not():
     assert flattest(old, new)[0] in cranks
     chosen = choose(old, new, (x,), ratio=0.7)
     assert chosen[0] in cranks and choose(old, new, chosen, ratio=0.7) == chosen
-    floor = (1 / 36) / (np.sin(1.1) ** 2 / 3)
+    floor = 1 / 36
     assert choose(old, new, (x,), ratio=0.7, floor=1.01 * floor) == (x,)
     assert choose(old, new, (x,), ratio=0.7, floor=0.99 * floor)[0] in cranks
-    assert ADMISSIBLE < floor
+    assert admissible_floor(1e-12) < floor
+
+
+def test_admissibility_floor_admits_the_n_four_bars_crank_at_rtol_1e12():
+    """The admissible sets' smallest quality keeps the round-off eps / Q a chart's accelerations put into the error
+    estimate below rtol (analysis.partition_chart): Q >= eps / rtol. The crank angle of the N-four-bar with 40 cells
+    on its parallel branch has Q = 1 / (M^-1(i, i) M_d) = 1 / (12 (41 / 3 + 40)) at every angle (41 cranks m L^2 / 3,
+    40 couplers m L^2 in M_d; centroidal inertia m L^2 / 12), above the floor at rtol 1e-12 and flat."""
+    assert np.isclose(admissible_floor(1e-12), np.finfo(float).eps / 1e-12, rtol=1e-14)
+    model = n_four_bar(cells=4)     # the same quality formula with 4 cells (5 cranks, 4 couplers), cheaper
+    crank = model.coordinate_index("bar1.theta")
+    for theta in (1.2, 1.1):
+        q = _chain_at(model, theta)
+        assert np.max(np.abs(Workspace(model).constraints(0.0, q, np.zeros(model.n))[0])) < 1e-14
+        np.testing.assert_allclose(criterion_at(model, q).quality([crank]), 1 / (12 * (5 / 3 + 4)), rtol=1e-10)
+    assert admissible_floor(1e-12) < 1 / (12 * (41 / 3 + 40))
+
+
+def _chain_at(model, theta):
+    """q of an N-four-bar on its parallel branch at crank angle theta (four_bars.n_four_bar: crank k hinged at x = k,
+    coupler between the tips of cranks k and k + 1, horizontal)."""
+    q = np.zeros(model.n)
+    for i, name in enumerate(model.coordinate_names):
+        bar, c = name.split(".")
+        k = int(bar[3:])
+        x0 = (k - 1) / 2 if k % 2 else (k - 2) / 2 + 0.5
+        tip = (np.cos(theta), np.sin(theta)) if k % 2 == 0 else (0.5 * np.cos(theta), 0.5 * np.sin(theta))
+        q[i] = {"x": x0 + tip[0], "y": tip[1], "theta": theta if k % 2 else 0.0}[c]
+    return q
+
+
+def test_flat_rule_is_paper_001s_rule_where_no_chart_is_flat():
+    """The four-bar in relative coordinates has no flat chart (the reduced mass in each relative angle changes along
+    the motion): the rule "flat" switches exactly as paper 001's rule (Sect. 6, alpha1 <-> alpha2), no chattering."""
+    model = four_bar_relative()
+    runs = {rule: simulate(model, t_end=2.2, formulation="partitioning", options=RunOptions(rtol=1e-6, atol=1e-8),
+                           formulation_options={"switching": SwitchPolicy(rule=rule)}) for rule in ("flat", "quality")}
+    switches = [r.summary["coordinate_switches"] for r in runs.values()]
+    assert switches[0] == switches[1] and len(switches[0]) >= 4
+    np.testing.assert_array_equal(runs["flat"].q, runs["quality"].q)
+
+
+def test_flat_rule_keeps_the_physical_pendulums_angle():
+    """Paper 001 eq. 26: cos^2 alpha_gamma = J / (m rho^2 + J) at every angle, so the rotation angle's chart is flat;
+    the rule "flat" takes it once the initial set's chart changes along the motion and keeps it (paper 001's rule
+    alternates between x and y)."""
+    model = physical_pendulum()
+    res = simulate(model, t_end=2.0, formulation="partitioning", options=RunOptions(rtol=1e-8, atol=1e-10))
+    switches = res.summary["coordinate_switches"]
+    assert len(switches) == 1 and switches[0]["new"] == res.summary["independent_final"] == [model.coordinate_names[2]]
 
 
 @pytest.mark.parametrize("name", ["double-four-bar", "double-four-bar-modified"])

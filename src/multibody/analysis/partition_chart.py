@@ -21,12 +21,38 @@ its crank-tip error over 10 s was 6.6 times the exact reduction's; with the cran
 
 What. After each accepted step the change of every set's quality (sigma_min(Z[:, I])^2, cos^2 alpha_i for k = 1)
 over that step measures its chart's nonlinearity where the motion goes: nu_I = |ln(Q_I(t_new) / Q_I(t_old))|, which is
-|d ln M_d| over the step for k = 1 (Q_i = 1 / (M^-1(i, i) M_d)). :func:`choose` keeps the current set unless a set
-whose chart changed less than SwitchPolicy.ratio times as much exists (the criterion's hysteresis applied to nu); among
-charts flat to round-off (nu <= FLAT) the projective criterion decides as in paper 001 Sect. 4. The criterion keeps
-its role as the judge of admissibility: a set below ADMISSIBLE times the best set's quality is never chosen (its
-rebuilt velocity would carry the velocity's round-off amplified by more than sqrt(1 / ADMISSIBLE) = 10 over the best
-set's), and a current set below it is left for the flattest admissible one.
+|d ln M_d| over the step for k = 1 (Q_i = 1 / (M^-1(i, i) M_d)). A chart is *flat* where nu_I is zero to round-off
+(nu_I <= FLAT): its quality is constant along the motion, so it never nears its own singular point and the rebuilt
+velocity's derivatives are the geometry's alone (the crank angle of a parallelogram chain, the rotation angle of a
+physical pendulum). :func:`choose` keeps an admissible flat set (among flat sets the projective criterion decides
+with the hysteresis SwitchPolicy.ratio, paper 001 Sect. 4), switches to one where it appears, and where no admissible
+set is flat applies paper 001's own rule: the best set by eq. 23 once the current one falls below ratio times it.
+(Comparing the nu of charts that are not flat, as the first version did, chattered: nu of a chart whose quality
+passes an extremum is small for one step, so the "flattest" set hopped from one coordinate to the next; measured with
+benchmarks/partition_rule.py: the four-bar in relative coordinates 17 to 40 switches against paper 001's 6, the
+cylindrical pair 300 steps against 211.)
+
+Admissibility, derived. A chart integrates well only while its own round-off stays below the tolerance. With
+rho_I = sqrt(Q_I) the set's distance to its singular point (the smallest singular value of the scaled columns Z[:, I],
+module analysis.partition; for k = 1 the cosine of the angle between the coordinate direction and the tangent space),
+the rebuilt velocity v = D^T v_I goes through C_D^-1 once and its derivative along the motion (the acceleration's
+terms D^T v_I' and dD^T/dt v_I, eqs 9-14) twice: a relative round-off eps of q or v_I moves v by ~eps / rho_I and the
+acceleration a by ~eps / rho_I^2 = eps / Q_I of themselves (for k = 1 the first is a bound: |delta v|_M^2 =
+M_d delta v_I^2 = delta v_I^2 / (M^-1(i, i) Q_i) and |v_I| <= sqrt(M^-1(i, i)) |v|_M by Cauchy-Schwarz in the metric
+M^-1, so |delta v|_M <= eps |v|_M / sqrt(Q_i)). The step's error estimate h sum_i e_i K_i differences the stages'
+accelerations: their round-off puts noise h |a| eps / Q_I <= |v| eps / Q_I into it (h |a| <= |v|: a step changes the
+velocity by less than itself), which no step size removes and the local error control cannot tell from the truncation
+error of the physical state it measures (formulations.velocity_error). A set is admissible when that noise is below
+the tolerance, eps / Q_I <= rtol: Q_I >= :func:`admissible_floor` (rtol) = eps / rtol. The loss against the best chart
+is then bounded by construction: the admissible chart's round-off exceeds the best one's by at most rtol |v| in the
+estimate (eps / Q_I - eps / Q_best <= eps / Q_I <= rtol). It is the singular window's rule (formulations
+.crossing_window: the lagrange equations take over where eps / rho^2 of the whole Jacobian's sigma_r / sigma_1 rho
+reaches rtol / 16) without its margin 16: the window's rho falls towards zero across a step next to the crossing,
+a flat chart's quality is constant. The floor is 2.2e-4 at rtol 1e-12 and 2.2e-10 at rtol 1e-6; the crank angle has
+Q = 1 / 36 = 0.028 on the double four-bar and 1 / (12 (41 / 3 + 40)) = 1.55e-3 on the N-four-bar with 40 cells
+(M^-1(i, i) = 12 / (m L^2), M_d = 41 m L^2 / 3 + 40 m L^2), admissible down to rtol 1.4e-13. It replaces the earlier
+ADMISSIBLE = 1e-2 of the best set's quality, which was argued (round-off amplified by at most sqrt(100) = 10 over the
+best chart) but not tied to the tolerance the run must meet.
 """
 from __future__ import annotations
 
@@ -38,8 +64,14 @@ from .partition import Criterion
 #: factors and an SVD, which leave relative round-off far above eps in it; sqrt(eps) is far below any chart's change
 #: that matters (the coupler's x of the double four-bar: 1e-2 per step at its best, 0.1 near its switch)
 FLAT = float(np.sqrt(np.finfo(float).eps))
-#: a set whose quality is below this fraction of the best set's is not admissible for :func:`choose`
-ADMISSIBLE = 1e-2
+#: rtol assumed by a formulation until the run tells it its own (simulation.step_watch)
+DEFAULT_RTOL = 1e-6
+
+
+def admissible_floor(rtol: float) -> float:
+    """The smallest quality Q_I = sigma_min(Z[:, I])^2 of an admissible set at relative tolerance rtol: eps / rtol
+    (module docstring: the round-off eps / Q_I its accelerations put into the error estimate stays below rtol)."""
+    return float(np.finfo(float).eps / max(rtol, 1e-300))
 
 
 def variation(old: Criterion, new: Criterion, independent) -> float:
@@ -50,44 +82,47 @@ def variation(old: Criterion, new: Criterion, independent) -> float:
     return max(abs(float(np.log(q_new / q_old))), FLAT)
 
 
-def flattest(old: Criterion, new: Criterion, floor: float = ADMISSIBLE) -> tuple[int, ...]:
+def flattest(old: Criterion, new: Criterion, floor: float = admissible_floor(DEFAULT_RTOL)) -> tuple[int, ...]:
     """The admissible set of the flattest coordinates: coordinates ordered by the change of their own cos^2 alpha
     (eq. 23 a) over the step (ties at FLAT by cos^2 alpha, larger first), taken greedily while the chosen columns
-    of Z keep sigma_min^2 >= floor times the best set's quality; the criterion's best set if none is found."""
+    of Z keep sigma_min^2 >= floor (:func:`admissible_floor`); the criterion's best set if none is found."""
     k = new.k
     if k == 0:
         return ()
     with np.errstate(divide="ignore", invalid="ignore"):
         nu = np.abs(np.log(new.cos2_alpha / old.cos2_alpha))
     nu = np.where(np.isfinite(nu), np.maximum(nu, FLAT), np.inf)
-    limit = floor * new.quality(new.best())
     chosen: list[int] = []
     for i in np.lexsort((-new.cos2_alpha, nu)):
         if not np.isfinite(nu[i]):
             break
         trial = chosen + [int(i)]
-        if np.linalg.svd(new.Z[:, trial], compute_uv=False)[-1] ** 2 >= limit:
+        if np.linalg.svd(new.Z[:, trial], compute_uv=False)[-1] ** 2 >= floor:
             chosen = trial
             if len(chosen) == k:
                 return tuple(sorted(chosen))
     return new.best()
 
 
-def choose(old: Criterion, new: Criterion, current, ratio: float, floor: float = ADMISSIBLE) -> tuple[int, ...]:
+def is_flat(old: Criterion, new: Criterion, independent, floor: float) -> bool:
+    """True if the set is admissible (quality >= floor) and its chart flat over the step (nu_I <= FLAT)."""
+    return new.quality(independent) >= floor and variation(old, new, independent) <= FLAT
+
+
+def choose(old: Criterion, new: Criterion, current, ratio: float,
+           floor: float = admissible_floor(DEFAULT_RTOL)) -> tuple[int, ...]:
     """The independent set after a step from the configuration of ``old`` to that of ``new`` (module docstring):
-    ``current`` unless it fell below ``floor`` times the best quality or the flattest admissible set changed less
-    than ``ratio`` times as much over the step (both flat: the projective criterion with the same ratio)."""
+    an admissible flat ``current`` unless a flat set is better by the criterion by more than 1 / ``ratio``; else the
+    flattest admissible set if it is flat; else paper 001's rule (the best set if ``current`` fell below ``ratio``
+    times it)."""
     current = tuple(current)
     if new.k == 0:
         return current
-    best = new.best()
-    limit = floor * new.quality(best)
     cand = flattest(old, new, floor)
-    if new.quality(current) < limit:
-        return cand if new.quality(cand) >= limit else best
-    nu_cur, nu_cand = variation(old, new, current), variation(old, new, cand)
-    if nu_cand < ratio * nu_cur:
+    cand_flat = is_flat(old, new, cand, floor)
+    if is_flat(old, new, current, floor):
+        return cand if cand_flat and new.quality(current) < ratio * new.quality(cand) else current
+    if cand_flat:
         return cand
-    if nu_cur <= FLAT and nu_cand <= FLAT and new.quality(current) < ratio * new.quality(cand):
-        return cand
-    return current
+    best = new.best()
+    return best if new.quality(current) < ratio * new.quality(best) else current

@@ -23,10 +23,11 @@ cos^2 alpha of the coordinate for k = 1) falls below ``SwitchPolicy.ratio`` time
 set, the independent coordinates are switched: v_I is re-read from the full velocity, nothing else
 changes, so the state stays consistent (paper 001 Sect. 4, last paragraph). With ratio < 1 the switch
 back needs the old set to become 1/ratio times better: hysteresis, no chattering at a crossing. That is the rule
-"quality" (``SwitchPolicy.rule``); the default "flat" picks, among the sets the criterion admits, the one whose chart
-changed least over the step (analysis.partition_chart, issue 12: the crank angle of a parallelogram chain, whose
-reduced mass is constant, instead of a coupler coordinate that is stationary at the crossings; dop853 at rtol 1e-12:
-crank-tip error 6.6 -> 0.04 times the exact reduction's on the double four-bar).
+"quality" (``SwitchPolicy.rule``); the default "flat" keeps a chart that is flat (its quality constant over the
+step) and admissible (its round-off below rtol), and applies the rule "quality" where no chart is flat
+(analysis.partition_chart, issue 12: the crank angle of a parallelogram chain, whose reduced mass is constant, instead
+of a coupler coordinate that is stationary at the crossings; dop853 at rtol 1e-12: crank-tip error 6.6 -> 0.04 times
+the exact reduction's on the double four-bar).
 Switches are recorded as (time, old set, new set) in ``summary()["coordinate_switches"]``. (3) A step may not run the
 set past its own singular point before that check: an attempt whose stages or end see the set's quality below
 partition_guard.QUALITY_FLOOR times the best set's is rejected (:mod:`.partition_guard`; issue 12, loose tolerances).
@@ -50,7 +51,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..analysis.partition import Criterion, Partition, admissible_partition, criterion, set_quality, tangent_matrix
-from ..analysis.partition_chart import ADMISSIBLE, choose
+from ..analysis.partition_chart import DEFAULT_RTOL, admissible_floor, choose, is_flat
 from ..errors import MultibodyError, SimulationError
 from ..kinematics import KinematicTolerance, solve_positions
 from ..linalg.rank import RankTolerance, min_norm_solve
@@ -64,9 +65,9 @@ from .velocity_error import PhysicalStates
 class SwitchPolicy:
     """enabled: re-check the criterion after accepted steps; ratio (0 < ratio <= 1): switch when
     quality(current) < ratio * quality(best) (hysteresis; paper 001 leaves the threshold open);
-    metric: "mass" (the projective criterion) or "geometry" (M = I, for comparison); rule: "flat" (the flattest
-    admissible chart, analysis.partition_chart, the same ratio as hysteresis; issue 12) or "quality" (paper 001
-    Sect. 4: the best set by eq. 23 alone)."""
+    metric: "mass" (the projective criterion) or "geometry" (M = I, for comparison); rule: "flat" (an admissible
+    flat chart where one exists, else as "quality"; analysis.partition_chart, the same ratio as hysteresis among flat
+    charts; issue 12) or "quality" (paper 001 Sect. 4: the best set by eq. 23 alone)."""
 
     enabled: bool = True
     ratio: float = 0.7
@@ -108,6 +109,13 @@ class PartitioningEquations(PhysicalStates, Formulation):
         self._phys_memo: list = []
         self.guard = PartitionGuard()
         self._crit_start: Criterion | None = None      # the criterion at the last step's start (partition_chart)
+        self.floor = admissible_floor(DEFAULT_RTOL)     # the admissible sets' smallest quality (partition_chart)
+        self._flat = False                              # the current set's chart was flat over the last step
+
+    def set_tolerance(self, rtol: float, atol: float) -> None:
+        """The run's tolerances (simulation.step_watch.StepWatch): rtol sets the admissibility floor of the rule
+        "flat" (analysis.partition_chart.admissible_floor)."""
+        self.floor = admissible_floor(rtol)
 
     # ------------------------------------------------------------------ state
     def initial_state(self, t, q, v):
@@ -227,20 +235,23 @@ class PartitioningEquations(PhysicalStates, Formulation):
         return v[list(self.part.independent)]
 
     def _switch(self, t, crit, trend: bool = True) -> bool:
-        """Switch to the set of ``crit`` that SwitchPolicy.rule picks: the flattest admissible chart over the last step
-        (analysis.partition_chart.choose, from the criterion at the step's start; behind a singular window, ``trend``
-        False, the set chosen before it while admissible), or, for the rule "quality" and where that fails, the best
-        set if the current one's quality is below SwitchPolicy.ratio times the best's (paper 001 Sect. 4); then guard the
+        """Switch to the set of ``crit`` that SwitchPolicy.rule picks: an admissible flat chart over the last step
+        (analysis.partition_chart.choose, from the criterion at the step's start, with the floor of the run's rtol;
+        behind a singular window, ``trend`` False, the flat set chosen before it while admissible), or, for the rule
+        "quality" and where no chart is flat, the best set if the current one's quality is below SwitchPolicy.ratio
+        times the best's (paper 001 Sect. 4); then guard the
         next step (formulations.partition_guard; ``trend``: the last step's stages were this formulation's, so their
         quality extrapolates). True if switched."""
         start, self._crit_start = (self._crit_start if trend else None), crit
         current = tuple(self.part.independent)
-        if self.switching.rule == "flat" and start is not None:
-            best = choose(start, crit, current, self.switching.ratio)
-        elif self.switching.rule == "flat" and crit.quality(current) >= ADMISSIBLE * crit.quality(crit.best()):
-            best = current                              # behind a window: the chart chosen before it, if admissible
+        flat_rule = self.switching.rule == "flat"
+        if flat_rule and start is not None:
+            best = choose(start, crit, current, self.switching.ratio, self.floor)
+            self._flat = is_flat(start, crit, best, self.floor)
+        elif flat_rule and self._flat and crit.quality(current) >= self.floor:
+            best = current                              # behind a window: the flat chart chosen before it
         else:
-            best = crit.best()
+            best, self._flat = crit.best(), False
             best = best if crit.quality(current) < self.switching.ratio * crit.quality(best) else current
         switched = best != current
         if switched:
@@ -272,8 +283,15 @@ class PartitioningEquations(PhysicalStates, Formulation):
         self.guard.start(min(crit.quality(crit.best()), crit.quality(self.part.independent) / self.switching.ratio))
 
     def _criterion(self, t, q, C, part):
+        """The criterion (eq. 23) at q; a run whose independent rows ``part.rows`` lost rank there (C M^-1 C^T of
+        eq. 15 singular) stops with SimulationError naming the time."""
         M = np.eye(self.model.n) if self.switching.metric == "geometry" else self.model.mass(q)
-        self.last_criterion = criterion(M, C, part, self.rank_tol, metric=self.switching.metric)
+        try:
+            self.last_criterion = criterion(M, C, part, self.rank_tol, metric=self.switching.metric)
+        except SimulationError:
+            raise
+        except MultibodyError as exc:
+            raise SimulationError(f"partitioning at t = {t:.9g}: the projective criterion failed: {exc}") from None
         return self.last_criterion
 
     # ------------------------------------------------------------------ output
@@ -302,6 +320,11 @@ class Partitioning(CrossingWindow, PartitioningEquations):
     """``--formulation partitioning``: paper 001's equations (the module docstring) with the singular window of
     :mod:`.crossing_window`: near a singular configuration, where every dependent block C_D is singular, the
     lagrange equations carry [q, v]; behind it the best coordinates by the criterion take over."""
+
+    def set_tolerance(self, rtol: float, atol: float) -> None:
+        """The run's tolerances: the singular window's size (crossing_window) and the admissibility floor."""
+        CrossingWindow.set_tolerance(self, rtol, atol)
+        PartitioningEquations.set_tolerance(self, rtol, atol)
 
     @property
     def step_limit(self):

@@ -16,16 +16,24 @@ on the dense output (a dip narrower than that spacing could pass unseen: no Weyl
 dense output. That output is off the branch by the local error, so the time is then refined on the path projected
 onto Phi = 0 (parabolic steps on sigma_r^2 from dense SVDs, smooth there: sigma_r is the modulus of a function
 that changes sign) while a singular value of A there lies between CROSSING_TOL and ``AMBIGUOUS`` times the
-largest (undecided), at most ``REFINE`` steps; then the singular values with crossings.CROSSING_TOL decide the
+largest (undecided), or where the rank there is still the generic one (the minimum of the unprojected output may lie
+away from that of the projected path: the N-four-bar with 40 cells, dop853 at rtol 1e-4 / atol 1e-6, crossed at
+t = 8.584 in one partitioning step whose output the projection moved by 6.7e-3 m, and the crossing was dropped as a
+near miss), at most ``REFINE`` steps; then the singular values with crossings.CROSSING_TOL decide the
 rank (measured on the N-four-bar without refinement: rank 242 of 242 at rtol 1e-4 where the crossing drops it to
 202, and 203 instead of 202 once in 20 crossings at rtol 1e-7; its generic s_r / s_1 is 1.7e-2). Cost per step:
 (1 + INTERIOR) sparse factorisations (measured: ~10% of a 100-bar chain's run, 9.9 s against 9.0 s CPU at rtol
 1e-6); per crossing: ~40 sparse ones, one projection and one dense SVD, and three more of each per refinement step.
 
 The crossing step (CrossingMonitor.steer; issue 12, tight tolerances) is steered by sigma_min / sigma_max of A at the
-last two accepted states whose pivot ratio is below the screen (formulations.lagrange_sparse.conditioning, one
+last two accepted states, once the pivot ratio is below the screen (formulations.lagrange_sparse.conditioning, one
 shift-invert Lanczos estimate each, ~1 ms): one step across each crossing, its stages away from where the rank
-decisions fade (the N-four-bar with 40 cells at rtol 1e-12: smallest step 7e-4 s, before 3e-8 s).
+decisions fade (the N-four-bar with 40 cells at rtol 1e-12: smallest step 7e-4 s, before 3e-8 s). Both samples are
+states of this approach: at the first state below the screen its predecessor is sampled too. (Before, the older
+sample was the last one below the screen, of the previous crossing where a long step had jumped the screen: no
+steer, and partitioning's window stepped across the crossing at t = 4.6528 of the N-four-bar (40 cells, dop853, rtol
+1e-10, atol 1e-12) with a stage next to it; the projection behind it removed 2e3 tolerances of velocity and left
+3.8e-8 J of energy error, 1.1e-6 m of tip error at 20 s, 4.5 times the yardstick; issue 12.)
 
 Models whose A is rank deficient from the start (redundant rows) have det S = 0 everywhere: the indicator says
 nothing there, and such runs keep ``singular_crossings_monitored: false``.
@@ -97,11 +105,16 @@ class SparseCrossingMonitor(CrossingMonitor):
         return SCREEN * self.rho_max
 
     def accepted(self, step, y_end) -> None:
+        prev = self.last
         super().accepted(step, y_end)
         if self.active and self.samples and self.samples[-1][1] < STEER_SCREEN * self.rho_max:   # near a crossing
+            if prev is not None and (not self.ratios or self.ratios[-1][0] != prev[0]):
+                self.ratios = [(prev[0], self._conditioning(*prev[:2]))]    # the approach's first two states
             t, q = self.last[:2]
-            A = self.form.ws.sparse_constraints(t, q, np.zeros_like(q))[1]
-            self.ratios = self.ratios[-1:] + [(t, conditioning(A))]
+            self.ratios = self.ratios[-1:] + [(t, self._conditioning(t, q))]
+
+    def _conditioning(self, t, q) -> float:
+        return conditioning(self.form.ws.sparse_constraints(t, q, np.zeros_like(q))[1])
 
     def _steer_ratios(self) -> tuple:
         """sigma_min / sigma_max of A at the last two accepted states whose pivot ratio was below the screen
@@ -130,8 +143,9 @@ class SparseCrossingMonitor(CrossingMonitor):
             for k in range(REFINE + 1):      # the dense output is off the branch by the local error: refine
                 s = np.linalg.svd(self._A(t_star, q_proj), compute_uv=False)
                 s = s / s[0]
-                if k == REFINE or not np.any((s > CROSSING_TOL.rtol) & (s <= AMBIGUOUS)):
-                    break
+                dropped = np.count_nonzero(s > CROSSING_TOL.rtol) < self.generic
+                if k == REFINE or (dropped and not np.any((s > CROSSING_TOL.rtol) & (s <= AMBIGUOUS))):
+                    break       # decided; a generic rank is refined too: the interpolant may be far off (below)
                 t_new, q_proj = self._parabola(t_star, ta, tb, d)
                 d, t_star = max(abs(t_new - t_star), 1e-12 * max(1.0, abs(t_star))), t_new
             rank = int(np.count_nonzero(s > CROSSING_TOL.rtol))
@@ -155,5 +169,5 @@ class SparseCrossingMonitor(CrossingMonitor):
         a = ((y2 - y1) / (hi - t) - (y1 - y0) / (t - lo)) / (hi - lo) if lo < t < hi else 0.0
         if a > 0:
             b = (y2 - y1) / (hi - t) - a * (hi - t)     # slope at t of the parabola through the three points
-            t = float(np.clip(t - b / (2 * a), lo, hi))
+            t = float(np.clip(t - b / (2 * a), ta, tb))     # the vertex: sigma_r^2 is a parabola at a crossing
         return t, self._project(t)
