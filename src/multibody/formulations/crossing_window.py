@@ -61,7 +61,7 @@ WINDOW_MAX = 0.2
 #: makes (issue 12: at rtol 1e-4 the window of the round-off rule alone is 1.2e-5 wide, the flow basis resumed right
 #: behind each crossing and its first 0.15 s step gained 4.6e-3 of the energy on the double four-bar, 46 tolerances,
 #: unseen: 11 crossings for 10 in 10 s). One: 1 / rate is a least time to a crossing, itself half the true time next
-#: to one (measured 2.0-2.1 within 0.03 s of the crossings of the double four-bar and of the N-four-bar with 40 cells),
+#: to one (measured 2.0-2.3 within 0.03 s of the crossings of the double four-bar and of the N-four-bar with 40 cells),
 #: so a step of 1 / rate there is half the time to the crossing, the fraction the earlier secant rule took with
 #: RESOLVE_STEPS = 2 of its estimate; with 2 the windows of dop853 at rtol 1e-4 covered the whole run after the first
 #: crossing (double four-bar partitioning: tip x0.1 -> x1.2 the envelope, lagrange's own x1.1; 1 gives x0.1 again)
@@ -225,11 +225,11 @@ class CrossingWindow:
         sigma_r(A + E) >= sigma_min(X + U_r^T E) (a projection does not raise singular values) and X + U_r^T E = X (I +
         A_r^+ E), so sigma_r(A + E) >= sigma_r(A) (1 - |A_r^+ E|_2) (a multiplicative perturbation, Eisenstat & Ipsen,
         SIAM J. Numer. Anal. 32, 1995; sigma_r(X K) >= sigma_r(X) sigma_min(K)): the rank cannot fall below r while |A_r^+ (A(t + s) - A(t))|_2 < 1, i.e. for |s| < 1 / rate with
-        A' at the state (first order; RESOLVE_STEPS leaves the margin), ahead and behind: a least time to or from a
+        A' at the state (first order in s), ahead and behind: a least time to or from a
         crossing, no extrapolation of samples. The same number is the Lipschitz constant of the tangent basis' equation
         T' = -A^+ A' T (paper 000 eqs 15-22). Measured on the N-four-bar with 40 cells (lagrange, dop853 1e-7, every
-        0.1 s of 9 s): the true time to the next crossing is 1.36-2.4 times 1 / rate on the approach, where Weyl's
-        absolute bound sigma_r / |A'|_2 is 14-30 times short (sigma_r is the least of 40 singular values that vanish
+        0.1 s of 9 s): the true time to the next crossing is 1.35-2.4 times 1 / rate on the approach, where Weyl's
+        absolute bound sigma_r / |A'|_2 is 15-25 times short (sigma_r is the least of 40 singular values that vanish
         together, 1 / 60 of sigma_1 at most). A' by central differences along (1, v) over eps^(1/3) L / |v|_max
         (relative error ~eps^(2/3)); 0 where the configuration does not move."""
         m = self.ws.m
