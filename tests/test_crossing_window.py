@@ -15,9 +15,11 @@ import pytest
 
 from multibody import RunOptions, simulate
 from multibody.formulations.crossing_window import EXIT_FACTOR, WINDOW_FACTOR, window_ratio
+from multibody.formulations.registry import make_formulation
 from multibody.integrate.explicit import RungeKutta
+from multibody.linalg.tangent import jacobian_rate_times
 from multibody.models import MODELS
-from multibody.models.four_bars import crank_angle_exact
+from multibody.models.four_bars import crank_angle_exact, double_four_bar
 from multibody.models.modified_four_bars import crank_angle_exact_cells
 
 EPS = np.finfo(float).eps
@@ -100,3 +102,30 @@ def test_default_tolerance_window_is_narrow_and_the_run_unchanged_outside():
     i = model.coordinate_index("bar1.theta")
     assert abs(part.q[-1, i] - lag.q[-1, i]) < AMPLIFICATION * len(part.t) * 1e-6
     assert len(part.summary["singular_crossings"]) == len(lag.summary["singular_crossings"]) == 2
+
+
+def test_rate_bounds_the_time_to_and_from_each_crossing():
+    """CrossingWindow._rate = |A_r^+ A'|_2: equal to the same norm with A' from gamma by polarisation (exact,
+    linalg.tangent.jacobian_rate_times) to the central difference's eps^(2/3); and, by sigma_r(A + E) >= sigma_r(A) (1 -
+    |A_r^+ E|_2) (first order in E = s A'), no crossing lies within 1 / rate of a state: on the double four-bar every
+    state of a tight run over 3 s (three crossings) is at least 1 / rate from the nearest zero of sin theta of the exact
+    reduction theta'' = -k cos theta."""
+    model = double_four_bar()
+    r = simulate(model, t_end=3.0, options=RunOptions(rtol=1e-10, atol=1e-12))
+    form = make_formulation("nullspace", model, basis="flow")
+    grid = np.linspace(0.0, 3.5, 350001)
+    s = np.sin(crank_angle_exact(grid))
+    zeros = grid[1:][s[:-1] * s[1:] < 0]
+    assert len(zeros) == 4
+    m = form.ws.m
+    for i in range(0, len(r.t), 5):
+        t, q, v = r.t[i], r.q[i], r.v[i]
+        form._ratio(t, q)
+        rate = form._rate(t, q, v)
+        A = form.ws.velocity_constraints(t, q, np.zeros_like(q))[1][:m]
+        rate_of_A = jacobian_rate_times(lambda u: form.ws.velocity_constraints(t, q, u)[3][:m], v, np.eye(model.n))
+        U, sv, _ = np.linalg.svd(A, full_matrices=False)
+        k = form._generic
+        exact = np.linalg.norm((U[:, :k].T @ rate_of_A) / sv[:k, None], 2)
+        assert rate == pytest.approx(exact, rel=1e3 * EPS ** (2 / 3))
+        assert 1.0 / rate <= np.abs(zeros - t).min()

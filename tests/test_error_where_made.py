@@ -65,11 +65,13 @@ def test_window_state_is_measured_as_it_is():
 
 
 def test_resolved_step_rule():
-    """rho ~ omega |t - t*| near a transversal crossing: rho halving over a step of h means the crossing is one step h
-    ahead, fewer than RESOLVE_STEPS, and the next step is capped at (t* - t) / RESOLVE_STEPS; far from it no cap."""
-    assert _unresolved(0.05, 0.1) and not _unresolved(0.09, 0.1) and not _unresolved(0.3, 0.6)
-    assert _resolved_step(0.05, 0.1, 0.2) == pytest.approx(0.2 / RESOLVE_STEPS)
-    assert _resolved_step(0.3, 0.4, 0.2) is None and _resolved_step(0.05, None, 0.2) is None
+    """No crossing lies within 1 / rate of a state (rate = |A_r^+ A'|_2, crossing_window.CrossingWindow._rate): a step h
+    with RESOLVE_STEPS h rate > 1 may end fewer than RESOLVE_STEPS steps from a crossing (the window opens), and the next
+    step of the rebuilt equations is capped at 1 / (RESOLVE_STEPS rate); a configuration at rest sets no cap."""
+    assert _unresolved(1.0, 1.01 / RESOLVE_STEPS) and not _unresolved(1.0, 0.99 / RESOLVE_STEPS)
+    assert not _unresolved(5.0, None) and not _unresolved(0.0, 10.0)
+    assert _resolved_step(4.0) == pytest.approx(0.25 / RESOLVE_STEPS)
+    assert _resolved_step(0.0) is None
 
 
 def test_partitioning_dop853_rtol_1e10_within_the_admitted_local_errors():

@@ -14,20 +14,25 @@ is not: at the crossing v_I does not determine v (paper 000 Sect. 3: two branche
 
 What. The relative round-off of the rebuilt acceleration, eps / rho^2, stays below the run's rtol where rho >=
 sqrt(eps / rtol). :func:`window_ratio` opens the window at WINDOW_FACTOR times that. After every accepted step
-:class:`CrossingWindow` samples rho (one SVD of A); when rho, or its linear extrapolation over one more step of
-the same length, falls below the window, or the crossing is fewer than RESOLVE_STEPS steps ahead (the rebuilt
-equations' Lipschitz constant ~1 / |t - t*| is then not resolved by the step), the state becomes y = [q, v] (the physical state, unchanged) and the
+:class:`CrossingWindow` samples rho (one SVD of A) and, below WINDOW_MAX, rate = |A_r^+ A'|_2 (:meth:`CrossingWindow._rate`: no
+crossing lies within 1 / rate, by a relative perturbation bound of sigma_r); when rho, or its floor rho (1 - h rate)
+one more step of the same length ahead, falls below the window, or a crossing may be fewer than RESOLVE_STEPS steps
+ahead (RESOLVE_STEPS h rate > 1: the rebuilt equations, whose Lipschitz constant is that rate, ~1 / |t - t*|, are then
+not resolved by the step), the state becomes y = [q, v] (the physical state, unchanged) and the
 steps are those of :class:`~multibody.formulations.lagrange.Lagrange`: Gauss's principle with the penalty
 (s_i / mu)^8 and the pinned projection (linalg.rank.pinned_solve), which keep the branch through the crossing by
 construction (docs/guide/singular.md), with lagrange's local error measure (:meth:`CrossingWindow._window_error`). The formulation's own bookkeeping goes on inside the window (nullspace:
 the tangent basis continued by App. A at every step, so the singular events keep their continuing motion).
 Behind the crossing, once rho exceeds EXIT_FACTOR times the window and grows over a whole step behind the smallest
-sample, and the crossing is RESOLVE_STEPS steps behind, the formulation resumes from the
+sample, and RESOLVE_STEPS h rate <= 1 again, the formulation resumes from the
 physical state (q, v): partitioning with the best coordinates of the projective criterion (paper 001 eq. 23),
 nullspace with the continued basis (w = T^T v). Entering and leaving change no number of the physical state
 (the step watch checks that: simulation.step_watch.branch_move). Outside the window and below WINDOW_MAX,
-``step_limit`` caps the next step at 1 / RESOLVE_STEPS of the time to or from the crossing (simulation.step_watch
-applies it), so that the step after the exit is not the controller's long step of the window.
+``step_limit`` caps the next step at 1 / (RESOLVE_STEPS rate), a fraction of the least time to or from a crossing
+(simulation.step_watch applies it), so that no step of the rebuilt equations reaches a crossing unseen and the step
+after the exit is not the controller's long step of the window. (Until session 11 the time to the crossing was
+extrapolated from a secant of rho over the last step; over the top of rho it came out ~4x long, and two steps of
+nullspace-flow, dop853, rtol 1e-4 on the N-four-bar with 40 cells stepped over a crossing unseen.)
 
 The stepper continues on the new state with its step size (integrate.explicit.RungeKutta.reset takes a state of
 another length). The layout tells the mode: a window state has 2 n entries; [q, v_I] has n + f, [x, w, T]
@@ -36,8 +41,9 @@ n + f + n f and [x, w] n + f, never 2 n for m > 0.
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import eigh, svd
 
-from ..linalg.rank import generic_ratio
+from ..linalg.rank import RankTolerance, generic_ratio
 
 #: the window opens at WINDOW_FACTOR sqrt(eps / rtol): there the relative round-off eps / rho^2 of the rebuilt
 #: acceleration is rtol / WINDOW_FACTOR^2 (1/16 of the tolerance; the measured constant 1.4e-16 / theta^2 is below
@@ -48,13 +54,18 @@ WINDOW_FACTOR = 4.0
 EXIT_FACTOR = 2.0
 #: the window never opens wider than this (the crossing monitor's screen, simulation.crossings.SCREEN)
 WINDOW_MAX = 0.2
-#: the window also opens where the crossing is fewer than RESOLVE_STEPS steps of the last length ahead (rho below
-#: WINDOW_MAX), and closes only once it is as many steps behind: the rebuilt equations' Lipschitz constant grows like
-#: 1 / |t - t*| (the 1 / rho of C_D^-1 or A^+), so a step longer than a fraction of the time to the crossing is not
-#: resolved, and its local error estimate does not see the error it makes (issue 12: at rtol 1e-4 the window of the
-#: round-off rule alone is 1.2e-5 wide, the flow basis resumed right behind each crossing and its first 0.15 s step
-#: gained 4.6e-3 of the energy on the double four-bar, 46 tolerances, unseen: 11 crossings for 10 in 10 s)
-RESOLVE_STEPS = 2.0
+#: the window also opens where a crossing may be fewer than RESOLVE_STEPS steps of the last length ahead (rho below
+#: WINDOW_MAX; RESOLVE_STEPS h |A_r^+ A'|_2 > 1, CrossingWindow._rate), and closes only once it is as many steps behind:
+#: the rebuilt equations' Lipschitz constant grows like 1 / |t - t*| (the 1 / rho of C_D^-1 or A^+), so a step longer
+#: than a fraction of the time to the crossing is not resolved, and its local error estimate does not see the error it
+#: makes (issue 12: at rtol 1e-4 the window of the round-off rule alone is 1.2e-5 wide, the flow basis resumed right
+#: behind each crossing and its first 0.15 s step gained 4.6e-3 of the energy on the double four-bar, 46 tolerances,
+#: unseen: 11 crossings for 10 in 10 s). One: 1 / rate is a least time to a crossing, itself half the true time next
+#: to one (measured 2.0-2.3 within 0.03 s of the crossings of the double four-bar and of the N-four-bar with 40 cells),
+#: so a step of 1 / rate there is half the time to the crossing, the fraction the earlier secant rule took with
+#: RESOLVE_STEPS = 2 of its estimate; with 2 the windows of dop853 at rtol 1e-4 covered the whole run after the first
+#: crossing (double four-bar partitioning: tip x0.1 -> x1.2 the envelope, lagrange's own x1.1; 1 gives x0.1 again)
+RESOLVE_STEPS = 1.0
 #: rtol assumed until the run tells the formulation its own (:meth:`CrossingWindow.set_tolerance`)
 DEFAULT_RTOL = 1e-6
 
@@ -154,15 +165,16 @@ class CrossingWindow:
             return self._inside(t, y)
         y_new = super().after_step(t, y)
         y_end = y if y_new is None else y_new
-        ratio = self._ratio(t, y_end[:self.model.n])
-        prev, self._ratio_prev = self._ratio_prev, ratio
-        ahead = ratio if prev is None else 2 * ratio - prev       # rho one more step of the same length ahead
-        self.step_limit = _resolved_step(ratio, prev, None if self._t_prev is None else t - self._t_prev)
-        self._t_prev = t
-        if min(ratio, ahead) >= self.window and not _unresolved(ratio, prev):
+        q, v = self.split(t, y_end)
+        ratio = self._ratio(t, q)
+        rate = self._rate(t, q, v) if ratio < WINDOW_MAX else 0.0
+        h = None if self._t_prev is None else t - self._t_prev
+        self._ratio_prev, self._t_prev = ratio, t
+        self.step_limit = _resolved_step(rate)
+        ahead = ratio * (1.0 - (h or 0.0) * rate)       # rho's floor one more step of the same length ahead (_rate)
+        if min(ratio, ahead) >= self.window and not _unresolved(rate, h):
             return y_new
         self.step_limit = None
-        q, v = self.split(t, y_end)
         self._in_window = True
         self.lagrange.initial_state(t, q, v)
         path = self.lagrange.sparse_path     # lagrange's own dense window (formulations.lagrange_sparse) for the first
@@ -175,7 +187,7 @@ class CrossingWindow:
     def _inside(self, t, y):
         """After a step inside the window: lagrange's projection, then leave if rho has passed its minimum (the last step
         begins after the smallest sample: a step across the crossing reads its |rho| as slow growth), exceeds
-        EXIT_FACTOR times the window and the crossing is RESOLVE_STEPS steps behind."""
+        EXIT_FACTOR times the window and the crossing is RESOLVE_STEPS steps behind (:func:`_unresolved`)."""
         y_new = self.lagrange.after_step(t, y)
         y_end = y if y_new is None else y_new
         t_prev = self._t_prev
@@ -187,12 +199,13 @@ class CrossingWindow:
         behind = entry.get("t_min", entry["t_enter"]) < (t_prev if t_prev is not None else -np.inf)
         if ratio < entry["min_ratio"]:
             entry["min_ratio"], entry["t_min"] = float(ratio), float(t)
-        if (ratio > EXIT_FACTOR * self.window and prev is not None and ratio > prev and behind
-                and not _unresolved(ratio, prev)):
-            self._in_window = False
-            entry["t_exit"] = float(t)
-            self.step_limit = _resolved_step(ratio, prev, t - t_prev)
-            return self._resume(t, q, v)
+        if ratio > EXIT_FACTOR * self.window and prev is not None and ratio > prev and behind:
+            rate = self._rate(t, q, v) if ratio < WINDOW_MAX else 0.0
+            if not _unresolved(rate, t - t_prev):
+                self._in_window = False
+                entry["t_exit"] = float(t)
+                self.step_limit = _resolved_step(rate)
+                return self._resume(t, q, v)
         self._window_step(t, q, v)
         return y_new
 
@@ -206,17 +219,43 @@ class CrossingWindow:
         ratio, self._generic, _ = generic_ratio(A, self._generic)
         return ratio
 
+    def _rate(self, t, q, v) -> float:
+        """|A_r^+ A'|_2 at (t, q, v): A_r^+ = V_r Sigma_r^-1 U_r^T the pseudo-inverse of A truncated at the generic rank r,
+        A' = dA/dt along the motion. Why (issue 12): with X = U_r^T A (r x n, full row rank, sigma_min(X) = sigma_r(A)),
+        sigma_r(A + E) >= sigma_min(X + U_r^T E) (a projection does not raise singular values) and X + U_r^T E = X (I +
+        A_r^+ E), so sigma_r(A + E) >= sigma_r(A) (1 - |A_r^+ E|_2) (a multiplicative perturbation, Eisenstat & Ipsen,
+        SIAM J. Numer. Anal. 32, 1995; sigma_r(X K) >= sigma_r(X) sigma_min(K)): the rank cannot fall below r while |A_r^+ (A(t + s) - A(t))|_2 < 1, i.e. for |s| < 1 / rate with
+        A' at the state (first order in s), ahead and behind: a least time to or from a
+        crossing, no extrapolation of samples. The same number is the Lipschitz constant of the tangent basis' equation
+        T' = -A^+ A' T (paper 000 eqs 15-22). Measured on the N-four-bar with 40 cells (lagrange, dop853 1e-7, every
+        0.1 s of 9 s): the true time to the next crossing is 1.35-2.4 times 1 / rate on the approach, where Weyl's
+        absolute bound sigma_r / |A'|_2 is 15-25 times short (sigma_r is the least of 40 singular values that vanish
+        together, 1 / 60 of sigma_1 at most). A' by central differences along (1, v) over eps^(1/3) L / |v|_max
+        (relative error ~eps^(2/3)); 0 where the configuration does not move."""
+        m = self.ws.m
+        speed = float(np.max(np.abs(v), initial=0.0))
+        if m == 0 or not speed > 0.0:
+            return 0.0
+        delta = np.cbrt(np.finfo(float).eps) * self.model.length_scale / speed
+        jac = lambda s: self.ws.velocity_constraints(t + s, q + s * v, np.zeros_like(q))[1][:m]
+        U, s, _ = svd(jac(0.0), full_matrices=False)
+        if not s[0] > 0.0:
+            return 0.0
+        r = self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
+        if not s[r - 1] > 0.0:
+            return np.inf
+        M = (U[:, :r].T @ ((jac(delta) - jac(-delta)) / (2.0 * delta))) / s[:r, None]       # Sigma_r^-1 U_r^T A'
+        return float(np.sqrt(max(eigh(M @ M.T, eigvals_only=True, subset_by_index=[r - 1, r - 1])[0], 0.0)))
 
-def _unresolved(ratio: float, prev) -> bool:
-    """True where rho = sigma_r / sigma_1 (below WINDOW_MAX) changed over the last step by more than 1 / RESOLVE_STEPS of
-    itself: rho ~ |t - t*| omega near a transversal crossing, so the crossing is fewer than RESOLVE_STEPS steps of that
-    length away (ahead or behind)."""
-    return prev is not None and ratio < WINDOW_MAX and RESOLVE_STEPS * abs(ratio - prev) > ratio
+
+def _unresolved(rate: float, h) -> bool:
+    """True where the last step h was longer than 1 / (RESOLVE_STEPS rate), rate = |A_r^+ A'|_2 (:meth:`CrossingWindow._rate`):
+    a crossing may then lie fewer than RESOLVE_STEPS steps of that length away (ahead or behind), and the rebuilt
+    equations, whose Lipschitz constant is that rate, are not resolved by such a step."""
+    return h is not None and RESOLVE_STEPS * abs(h) * rate > 1.0
 
 
-def _resolved_step(ratio: float, prev, h: float):
-    """The longest next step of the rebuilt formulation outside the window: 1 / RESOLVE_STEPS of the time to (or from) the
-    crossing, |t - t*| ~ rho h / |rho - prev| (rho below WINDOW_MAX); None (no limit) elsewhere."""
-    if prev is None or h is None or not ratio < WINDOW_MAX or ratio == prev:
-        return None
-    return abs(ratio * h / (ratio - prev)) / RESOLVE_STEPS
+def _resolved_step(rate: float):
+    """The longest next step of the rebuilt formulation outside the window: 1 / (RESOLVE_STEPS rate), a fraction of the
+    least time 1 / rate to (or from) a crossing (:meth:`CrossingWindow._rate`); None (no limit) for rate 0."""
+    return None if not rate > 0.0 else 1.0 / (RESOLVE_STEPS * rate)
