@@ -90,46 +90,75 @@ def test_roundoff_floor_of_the_residual():
     assert roundoff_floor(A, np.zeros(2)) == 0.0
 
 
-def test_a_step_that_may_leave_the_branch_stops_the_run():
-    """The branch check (generalized_alpha_crossing.CrossingGuard.vouch, module doc): next to a singular
-    configuration a Newton solve on the other branch at t* + d changes the accelerations by K |dv| d / h^2, K = (1 -
-    alpha_m) / (beta (1 - alpha_f)) (the scheme's beta' times the position change |dv| d). On the double four-bar's
-    other branch one cell folds and its crank turns the other way, |dv| = 2 |crank speed|; a solve there at d = h / 10
-    stops the run, naming the time. The limit is max(sqrt(Q_n S_n), |a_n|): a change of twice it stops the run, half
-    of it passes, and the accepted step passes."""
+def _stepper_before(h: float, t_stop: float):
+    """A GeneralizedAlpha run of the double four-bar with step h, stepped to the last grid point before t_stop."""
     from multibody.formulations.registry import make_formulation
-    from multibody.integrate.explicit import IntegrationError
-    from multibody.integrate.generalized_alpha import AlphaParameters, GeneralizedAlpha
+    from multibody.integrate.generalized_alpha import GeneralizedAlpha
     from multibody.kinematics import consistent_state
     model = double_four_bar()
     form = make_formulation("lagrange", model)
     q0, v0 = consistent_state(model, 0.0, ws=form.ws)
-    h = 1e-3
     ga = GeneralizedAlpha(form, 0.0, np.concatenate([q0, v0]), 1.0, step=h)
-    while ga.t < first_crossing(2) - 2 * h:
+    while ga.t + h < t_stop - 1e-9 * h:
         ga.step()
-    n, p = model.n, AlphaParameters(0.9)
-    w = np.sqrt(np.diag(model.mass(ga.y[:n])))
+    return ga
+
+
+def _injected(ga, out, size, w):
+    """out with the accelerations of crank 1 (the theta of body 1) changed by ``size`` (weighted) from a_n."""
+    a = ga.a.copy()
+    a[2] += size / w[2]
+    return out[0], a, out[2], out[3]
+
+
+def test_a_step_that_may_leave_the_branch_stops_the_run():
+    """The branch check (generalized_alpha_crossing.CrossingGuard.vouch, module doc). The step onto t* of the double
+    four-bar (h = t* / 714) pins the vanishing direction (or, taken by the regular solve, has the other branch's point
+    within reach of its prediction), so it can reach the other branch: a Newton solve there at
+    t* + d changes the accelerations by K |dv| d / h^2, K = (1 - alpha_m) / (beta (1 - alpha_f)) (the scheme's beta'
+    times the position change |dv| d; on the other branch one cell folds and its crank turns the other way, |dv| = 2
+    |crank speed|); at d = h / 10 it stops the run, naming the time. The limit is max(sqrt(Q_n S_n), |a_n|): a change
+    of twice it stops the run, half of it passes, and the accepted step passes."""
+    from multibody.integrate.explicit import IntegrationError
+    from multibody.integrate.generalized_alpha import AlphaParameters
+    h = first_crossing(2) / 714
+    ga = _stepper_before(h, first_crossing(2))
+    n, p = ga.n, AlphaParameters(0.9)
+    w = np.sqrt(np.diag(ga.model.mass(ga.y[:n])))
     out = ga._attempt(h)
-    limit = ga.guard.branch_limit(w)
-    saved = ga.guard.rate
-
-    def changed(size):
-        a = ga.a.copy()
-        a[2] += size / w[2]                 # crank 1 (the theta of body 1)
-        return out[0], a, out[2], out[3]
-
+    limit, saved, kept = ga.guard.branch_limit(w), ga.guard.rate, ga.guard.kept
+    # the step onto t* pins the vanishing direction, or, where the regular solve converged there (a matter of the
+    # BLAS kernel's round-off), the other branch's point is within the reach of its prediction
+    reach = ga.guard.reach(ga.t + h, out[0][:n], out[0][n:], limit / (ga.guard._beta_p(h) * w.min()))[1]
+    assert ga.guard.pending[1] < ga.guard.generic or reach >= 1.0
     K = (1 - p.alpha_m) / (p.beta * (1 - p.alpha_f))
     off = K * 2 * w[2] * abs(ga.y[n + 2]) * (h / 10) / h ** 2
     for size, stops in ((off, True), (2 * limit, True), (0.5 * limit, False)):
-        ga.guard.rate = saved
+        ga.guard.rate, ga.guard.kept = saved, kept
         if stops:
             with pytest.raises(IntegrationError, match="cannot vouch for its assembly branch"):
-                ga.guard.vouch(h, changed(size))
+                ga.guard.vouch(h, _injected(ga, out, size, w))
         else:
-            ga.guard.vouch(h, changed(size))
-    ga.guard.rate = saved
+            ga.guard.vouch(h, _injected(ga, out, size, w))
+    ga.guard.rate, ga.guard.kept = saved, kept
     ga.guard.vouch(h, out)
+
+
+def test_a_regular_step_out_of_reach_of_the_other_branch_is_not_stopped():
+    """Two steps before t* (h = 1e-3) the regular solve keeps every direction, and the other branch's point lies
+    beyond the reach of any prediction error the limit admits (e = limit / beta': the vertex sigma_i / |c_i| of every
+    row is farther, reach < 1), so a Newton solve cannot have converged there: a change of twice the limit passes
+    (a motion the step does not resolve, which the fixed-step halving deals with), not a branch stop."""
+    h = 1e-3
+    ga = _stepper_before(h, first_crossing(2) - h)
+    n = ga.n
+    w = np.sqrt(np.diag(ga.model.mass(ga.y[:n])))
+    out = ga._attempt(h)
+    assert ga.guard.pending[1] == ga.guard.generic
+    limit = ga.guard.branch_limit(w)
+    rho, within = ga.guard.reach(ga.t + h, out[0][:n], out[0][n:], limit / (ga.guard._beta_p(h) * w.min()))
+    assert rho < 1e-2 and within < 1.0
+    ga.guard.vouch(h, _injected(ga, out, 2 * limit, w))
 
 
 def _stepped(model, h, t_end, kernel):

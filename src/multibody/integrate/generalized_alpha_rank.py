@@ -33,7 +33,9 @@ step (``floor_h``; generalized_alpha_crossing): a pinned row's residual w^T Phi,
 imposed at once when its direction is kept again, which moves q by w^T Phi / s and the accelerations by beta' w^T Phi
 / s; a floor that fell with a longer sub-step released 29 of the N-four-bar's 40 weak directions (40 cells) at once
 and changed the accelerations by 17 times their size (h = 1.25e-5 to 2.5e-5, t = 0.7224). Directions are released
-as their singular values grow past the floor, one by one.
+as their singular values grow past the floor, one by one, and the step that releases them restarts the scheme at its
+positions with the state of :func:`consistent_state` (generalized_alpha_crossing, "Releasing pinned directions"): the
+drift of a pinned position is removed as a position correction, not turned into accelerations by beta'.
 
 Cost: one SVD of the dense A and one dense LU per iteration, M + K_t / beta' kept while the increments contract:
 for the small models with redundant rows, every step, and for the few steps next to a crossing where the band or
@@ -132,6 +134,30 @@ def rank_attempt(stepper, h: float, force: np.ndarray, generic: int, pin: float 
         lam1 = lam1 + beta_p * (Uk @ (x[n:] / sk))
         stepper.iterations += 1
     return None
+
+
+def consistent_state(stepper, t: float, q: np.ndarray, v: np.ndarray, kept: int, force: np.ndarray, generic: int):
+    """(v, a, lambda, reaction) consistent with the ``kept`` largest singular directions of A = U S V^T at (t, q): v
+    projected M-orthogonally onto their velocity constraints S_k V_k^T v + U_k^T Phi_t = 0 (the correction of least
+    kinetic energy, Hairer, Lubich & Wanner, Geometric Numerical Integration, 2nd ed., Sect. VII.1), a and the
+    minimum-norm lambda = U_k S_k^-1 nu from the index-1 equations of those rows (paper 000 eq. 3 with A a = gamma),
+    [[M, V_k], [V_k^T, 0]] [a, nu] = [f - carried, S_k^-1 U_k^T gamma], the generic rank's other (pinned) directions
+    with the reaction ``force`` carried (its component along V_p, as rank_attempt); the reaction is V_k nu + carried.
+    The restart of a step that releases pinned directions (generalized_alpha_crossing)."""
+    n = stepper.n
+    _, A = _dense_constraints(stepper, t, q, v)
+    U, s, Vt = svd(A, full_matrices=False)
+    Uk, sk, Vk, Vp = U[:, :kept], s[:kept], Vt[:kept].T, Vt[kept:max(generic, kept)].T
+    M = np.asarray(stepper.model.mass(q), float)
+    Phi_t = np.asarray(stepper.ws.constraints(t, q, v)[2], float)
+    MiV = np.linalg.solve(M, Vk)
+    v = v - MiV @ np.linalg.solve(Vk.T @ MiV, Vk.T @ v + (Uk.T @ Phi_t) / sk)
+    gamma = np.asarray(stepper.ws.constraints(t, q, v)[3], float)
+    carried = Vp @ (Vp.T @ force)
+    x = sla.solve(np.block([[M, Vk], [Vk.T, np.zeros((kept, kept))]]),
+                  np.concatenate([stepper.ws.forces(t, q, v) - carried, (Uk.T @ gamma) / sk]))
+    a, lam = x[:n], Uk @ (x[n:] / sk)
+    return v, a, lam, Vk @ x[n:] + carried
 
 
 def noise_floor(beta_p: float, M: np.ndarray, q: np.ndarray, balance: float, length: float) -> float:
