@@ -41,6 +41,7 @@ from ..linalg.sparse import tangent_filter
 from .lagrange_sparse import WINDOW_PIN, SparseLagrange, lagrange_sparse
 from .base import Accelerations, Formulation
 from .extended_projection import polish
+from .velocity_error import turn_velocity_change
 
 #: Singular configurations by construction (issue 12). The acceleration solve (linalg.gauss_solve) enforces a
 #: constraint direction of singular value s_i with the penalty (s_i / mu)^8, mu = 1e-6 s_max: to round-off
@@ -266,18 +267,40 @@ class Lagrange(Formulation):
         """The local error with its components normal to the constraint manifold scaled down by
         NORMAL_ERROR_WEIGHT, for the integrator's step-size control: the projection after the step
         removes them, so they need not meet the tolerance, only stay small enough for the projection
-        to land on the nearest point of the same assembly branch."""
+        to land on the nearest point of the same assembly branch. Plus, counted whole on the velocity part, the
+        velocity change -A_r^+ A'(v) P_t dq that the tangential position error forces (:meth:`_forced_change`)."""
         step = self.fast_step or self.band_step
         out = step.tangent_error(t, y, err) if step is not None else None
         if out is not None:     # compiled (well-conditioned A); else the reference below
-            return out
+            return out          # TODO(12gh): the compiled filters lack the forced change (see _forced_change)
         n = self.model.n
         q, v = self.split(t, y)
         qv = err[:2 * n].reshape(2, n).T
         tangent = self._tangent_part(t, q, v, qv)
         out = err.copy()
         out[:2 * n] = (tangent + NORMAL_ERROR_WEIGHT * (qv - tangent)).T.ravel()
+        if self._dense_now:
+            out[n:2 * n] += self._forced_change(t, q, v, err[:n])
         return out
+
+    def _forced_change(self, t, q, v, dq):
+        """The velocity change -A_r^+ A'(v) P_t dq (n,) that the position error dq forces on the motion the run
+        continues from (formulations.velocity_error.turn_velocity_change; derivation: velocity_error module docstring,
+        "The measure of flow", Dpi e = (P_t e_q, P_t e_v - A^+ A'(v) P_t e_q) for the projection pi after the step,
+        paper 000 eq. 15 for A'(v), paper 003 eqs 4-9 for the velocity constraints C v + b = 0). It is normal to the
+        constraints but the projection keeps it (it keeps v tangent at the moved q), so it counts whole, not at
+        NORMAL_ERROR_WEIGHT with the drift of v. r = the generic rank (the rank of C by rank_tol, as nullspace's,
+        taken once: an extra row of a redundant mechanism has a singular value ~ the distance off the manifold,
+        whose inverse must not enter).
+        Dense path only: the sparse path (outside its dense window) and the compiled filters (fast.step_kernels,
+        fast.rk_kernels, fast.band_kernels, fast.spatial_sparse) do not add it yet."""
+        A = self.ws.velocity_constraints(t, q, np.zeros_like(q))[1]
+        if getattr(self, "_generic_rank", None) is None:    # at the first step, off the singular configurations
+            self._generic_rank = pivoted_qr(A, self.rank_tol).rank
+        b = self.ws.velocity_constraints(t, q, v)[2]
+        vt = row_space_filter(A, v) if np.any(b) else v   # turn_velocity_change takes the tangent part P_t v
+        u = row_space_filter(A[:self.ws.m], dq)
+        return turn_velocity_change(self.ws, t, q, vt, u, A, self._generic_rank)
 
     def _tangent_part(self, t, q, v, qv):
         """qv (n, 2) = [position error, velocity error] without their components normal to the
