@@ -272,7 +272,7 @@ class Lagrange(Formulation):
         step = self.fast_step or self.band_step
         out = step.tangent_error(t, y, err) if step is not None else None
         if out is not None:     # compiled (well-conditioned A); else the reference below
-            return out          # TODO(12gh): the compiled filters lack the forced change (see _forced_change)
+            return out
         n = self.model.n
         q, v = self.split(t, y)
         qv = err[:2 * n].reshape(2, n).T
@@ -292,15 +292,14 @@ class Lagrange(Formulation):
         NORMAL_ERROR_WEIGHT with the drift of v. r = the generic rank (the rank of C by rank_tol, as nullspace's,
         taken once: an extra row of a redundant mechanism has a singular value ~ the distance off the manifold,
         whose inverse must not enter).
-        Dense path only: the sparse path (outside its dense window) and the compiled filters (fast.step_kernels,
-        fast.rk_kernels, fast.band_kernels, fast.spatial_sparse) do not add it yet."""
+        Compiled identically in fast.step_kernels.forced_change (FastStep and the in-loop filter of fast.rk_kernels).
+        Not yet in the sparse path outside its dense window (linalg.sparse.tangent_filter), the band filter
+        (fast.band_kernels.band_tangent_error) and the spatial one (fast.spatial_sparse): there it is left out."""
         A = self.ws.velocity_constraints(t, q, np.zeros_like(q))[1]
         if getattr(self, "_generic_rank", None) is None:    # at the first step, off the singular configurations
             self._generic_rank = pivoted_qr(A, self.rank_tol).rank
-        b = self.ws.velocity_constraints(t, q, v)[2]
-        vt = row_space_filter(A, v) if np.any(b) else v   # turn_velocity_change takes the tangent part P_t v
-        u = row_space_filter(A[:self.ws.m], dq)
-        return turn_velocity_change(self.ws, t, q, vt, u, A, self._generic_rank)
+        u = row_space_filter(A[:self.ws.m], dq)     # v: the state's, the projected one's to first order
+        return turn_velocity_change(self.ws, t, q, v, u, A, self._generic_rank, motion=True)
 
     def _tangent_part(self, t, q, v, qv):
         """qv (n, 2) = [position error, velocity error] without their components normal to the

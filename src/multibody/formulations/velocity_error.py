@@ -86,7 +86,8 @@ def stage_velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.n
     return T @ (dw + 0.5 * (K - K.T) @ w)
 
 
-def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: np.ndarray, r: int) -> np.ndarray:
+def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: np.ndarray, r: int,
+                         motion: bool = False) -> np.ndarray:
     """The velocity change -A_r^+ (C_x[u] v + b_x u) (n,) of the motion x' = v - A_r^+ b (v = T w: the state's T, as
     the compiled kernel; b = 0 there) that a tangential position error u (n,) forces on the motion
     (the part of Dpi e normal to the constraints, module docstring "The measure"): on the velocity-level manifold
@@ -95,11 +96,13 @@ def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: 
     singular values of A, as the stage basis; an extra row of a structurally redundant mechanism has a singular value
     ~ the distance off the manifold, whose inverse must not enter). Holonomic rows by polarisation of gamma
     (Phi_qq[v, u] + Phi_qt u = -(gamma(v + s u) - gamma(v - s u)) / (4 s), exact; s = |v| / |u| against cancellation,
-    linalg.tangent.jacobian_rate_times), Pfaffian rows by a central difference along u (PFAFFIAN_TURN_STEP)."""
+    linalg.tangent.jacobian_rate_times), Pfaffian rows by a central difference along u (PFAFFIAN_TURN_STEP).
+    ``motion``: v already is the motion's velocity (lagrange's state, C v + b = 0 to the step's error; the compiled
+    kernel fast.step_kernels.forced_change knows no b), taken as it is."""
     U, sv, Wt = np.linalg.svd(A, full_matrices=False)
     pinv = lambda c: Wt[:r].T @ ((U[:, :r].T @ c) / sv[:r])      # noqa: E731
     b = ws.velocity_constraints(t, x, v)[2]
-    v = v - pinv(b) if np.any(b) else v                           # the motion's x' (eq. 11b)
+    v = v - pinv(b) if np.any(b) and not motion else v           # the motion's x' (eq. 11b)
     size, speed = float(np.linalg.norm(u)), float(np.linalg.norm(v))
     if size == 0.0 or speed == 0.0 or r == 0:
         return np.zeros_like(x)
