@@ -35,6 +35,8 @@ class FastStep:
         tol: KinematicTolerance = formulation.projection_tol
         self.limit, self.iterations, self.polish = tol.position * model.length_scale, tol.max_iterations, tol.polish
         self.weight = NORMAL_ERROR_WEIGHT
+        self.forced = bool(formulation.forced_change)   # Lagrange._forced_change counted (issue 12gh)
+        self.formulation = formulation
         self.shift, self.dshift, self.ddf = np.zeros(m), np.zeros(m), np.zeros(m)
         self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)
         self.A, self.gamma, self.phi = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m)
@@ -70,11 +72,14 @@ class FastStep:
         """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT."""
         if self.band_step is not None:
             out = self.band_step.tangent_error(t, y, err)
+            if out is not None and self.forced:     # the band kernel lacks it yet: added in Python (issue 12gh)
+                n = self.n
+                out[n:2 * n] += self.formulation._forced_change(t, y[:n], y[n:2 * n], err[:n])
             if out is not None:
                 return out
         prim, pval, _, mcols, mloc, mvec = self.model_data
         out = np.empty_like(err)
-        ok = tangent_error(y, err, self.weight, prim, pval, mcols, mloc, mvec, MIN_NORM_PIVOT_RATIO, self.qe,
+        ok = tangent_error(y, err, self.weight, self.forced, prim, pval, mcols, mloc, mvec, MIN_NORM_PIVOT_RATIO, self.qe,
                            self.ve, self.A, self.gamma, self.G, self.ax, self.dx, out)
         return out if ok else None
 

@@ -169,12 +169,12 @@ def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, ite
 
 
 @njit(cache=True)
-def tangent_error(y, err, weight, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G, ax, dx, out):
+def tangent_error(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G, ax, dx, out):
     """err (N,) with the parts of its position and velocity errors err[:n], err[n:2n] that lie in the
     row space of A(q) (q = y[:n]) scaled by ``weight``: x -> (x - A^+ A x) + weight A^+ A x; the
     projection is applied twice (classical re-orthogonalisation, "twice is enough"), so the tangent
     part carries round-off ~ eps cond(A), as the SVD projector of the reference does; plus, counted whole on the
-    velocity part, the change the tangential position error forces (:func:`forced_change`). Result in ``out``
+    velocity part where ``forced``, the change the tangential position error forces (:func:`forced_change`). Result in ``out``
     (N,); returns False (out not valid) if A A^T is ill-conditioned (:func:`gram_cholesky`)."""
     n = qe.shape[0] - 1
     out[:] = err
@@ -202,6 +202,28 @@ def tangent_error(y, err, weight, prim, pval, mcols, mloc, mvec, tau, qe, ve, A,
             out[part * n + j] = tangent[j] + weight * normal[j]
         if part == 0:
             u[:] = tangent      # the tangential position error
+    if forced:
+        forced_change(y, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, ax, dx)
+        for j in range(n):
+            out[n + j] += dx[j]
+    return True
+
+
+@njit(cache=True)
+def add_forced_change(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G, ax, dx, out):
+    """out[n:2n] += :func:`forced_change` for ``out`` the band filter's result (band_kernels.band_tangent_error on a
+    dense model: out[:n] = u + weight (err[:n] - u), u the tangent position error); the arguments of
+    :func:`tangent_error`. True at once without ``forced``; False where A A^T is ill-conditioned."""
+    if not forced:
+        return True
+    n = qe.shape[0] - 1
+    qe[:n] = y[:n]
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    if not gram_cholesky(A, n, tau, G):
+        return False
+    u = (out[:n] - weight * err[:n]) / (1.0 - weight)
     forced_change(y, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, ax, dx)
     for j in range(n):
         out[n + j] += dx[j]

@@ -100,7 +100,7 @@ class Lagrange(Formulation):
                  regularization: Regularization = LAGRANGE_REGULARIZATION,
                  rank_tol: RankTolerance = RankTolerance(),
                  projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10, pin=PIN), fast: bool = True,
-                 sparse: bool | None = None):
+                 sparse: bool | None = None, forced_change: bool | None = None):
         super().__init__(model)
         self.stabilization = stabilization
         self.regularization = regularization
@@ -114,6 +114,8 @@ class Lagrange(Formulation):
         # issue 7 item 3: sparse path for large models (formulations.lagrange_sparse; None = automatic)
         self.sparse = lagrange_sparse(self, sparse, eliminate, choose_rows)
         self.sparse_path = SparseLagrange(self) if self.sparse else None
+        # issue 12gh: the forced velocity change in the error filter (_forced_change); None: where it is compiled too
+        self.forced_change = _dense_planar(self) if forced_change is None else forced_change
         if self.sparse:     # issue 16: the compiled band Schur solve where the model allows (fast.band)
             from ..fast.lagrange import sparse_band_rhs
             self.fast_rhs, self.choose_rows = sparse_band_rhs(self, fast), False
@@ -279,7 +281,7 @@ class Lagrange(Formulation):
         tangent = self._tangent_part(t, q, v, qv)
         out = err.copy()
         out[:2 * n] = (tangent + NORMAL_ERROR_WEIGHT * (qv - tangent)).T.ravel()
-        if self._dense_now:
+        if self._dense_now and self.forced_change:
             out[n:2 * n] += self._forced_change(t, q, v, err[:n])
         return out
 
@@ -291,15 +293,19 @@ class Lagrange(Formulation):
         constraints but the projection keeps it (it keeps v tangent at the moved q), so it counts whole, not at
         NORMAL_ERROR_WEIGHT with the drift of v. r = the generic rank (the rank of C by rank_tol, as nullspace's,
         taken once: an extra row of a redundant mechanism has a singular value ~ the distance off the manifold,
-        whose inverse must not enter).
+        whose inverse must not enter), and at most the directions the projection corrects (s_i > pin s_max,
+        _polish_pin; next to a singular configuration the pinned direction is not enforced, so nothing is forced
+        along it; the crossing window of formulations.crossing_window runs this filter too).
         Compiled identically in fast.step_kernels.forced_change (FastStep and the in-loop filter of fast.rk_kernels).
         Not yet in the sparse path outside its dense window (linalg.sparse.tangent_filter), the band filter
         (fast.band_kernels.band_tangent_error) and the spatial one (fast.spatial_sparse): there it is left out."""
         A = self.ws.velocity_constraints(t, q, np.zeros_like(q))[1]
         if getattr(self, "_generic_rank", None) is None:    # at the first step, off the singular configurations
             self._generic_rank = pivoted_qr(A, self.rank_tol).rank
+        sv = np.linalg.svd(A, compute_uv=False)
+        r = min(self._generic_rank, int(np.sum(sv > self._polish_pin * sv[0]))) if sv.size else 0
         u = row_space_filter(A[:self.ws.m], dq)     # v: the state's, the projected one's to first order
-        return turn_velocity_change(self.ws, t, q, v, u, A, self._generic_rank, motion=True)
+        return turn_velocity_change(self.ws, t, q, v, u, A, r, motion=True)
 
     def _tangent_part(self, t, q, v, qv):
         """qv (n, 2) = [position error, velocity error] without their components normal to the
@@ -346,3 +352,17 @@ def _kept_rows(model, eliminate) -> np.ndarray:
         raise MultibodyError(f"Model '{model.name}': cannot eliminate {', '.join(map(str, unknown))}: no such "
                              f"constraint row; rows are {', '.join(labels)}.")
     return np.array([i for i, x in enumerate(labels) if x not in set(eliminate)], dtype=int)
+
+
+def _dense_planar(form) -> bool:
+    """True off the sparse path for models that are not spatial director models: where the compiled filter
+    (fast.step_kernels.forced_change) counts the forced velocity change too; the band (fast.band_kernels) and spatial
+    (fast.spatial_sparse) filters do not yet, and the reference follows them so both paths take the same steps."""
+    if form.sparse:
+        return False
+    try:
+        from ..fast.spatial_lagrange import spatial_lagrange_supported
+    except ImportError:     # no numba: no spatial kernels, the reference counts it
+        return True
+    return spatial_lagrange_supported(form) is not None
+
