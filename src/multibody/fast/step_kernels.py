@@ -178,11 +178,7 @@ def tangent_error(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau, qe
     (N,); returns False (out not valid) if A A^T is ill-conditioned (:func:`gram_cholesky`)."""
     n = qe.shape[0] - 1
     out[:] = err
-    qe[:n] = y[:n]
-    qe[n] = 0.0
-    ve[:] = 0.0
-    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
-    if not gram_cholesky(A, n, tau, G):
+    if not _gram_at(y, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G):
         return False
     tangent, normal, u = np.empty(n), np.empty(n), np.empty(n)
     for part in range(2):
@@ -210,6 +206,18 @@ def tangent_error(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau, qe
 
 
 @njit(cache=True)
+def _gram_at(y, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G):
+    """A at q = y[:n] (zero velocity, kernels.assemble) and G the Cholesky factor of A A^T (:func:`gram_cholesky`);
+    False where A A^T is ill-conditioned."""
+    n = qe.shape[0] - 1
+    qe[:n] = y[:n]
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    return gram_cholesky(A, n, tau, G)
+
+
+@njit(cache=True)
 def add_forced_change(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G, ax, dx, out):
     """out[n:2n] += :func:`forced_change` for ``out`` the band filter's result (band_kernels.band_tangent_error on a
     dense model: out[:n] = u + weight (err[:n] - u), u the tangent position error); the arguments of
@@ -217,11 +225,7 @@ def add_forced_change(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau
     if not forced:
         return True
     n = qe.shape[0] - 1
-    qe[:n] = y[:n]
-    qe[n] = 0.0
-    ve[:] = 0.0
-    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
-    if not gram_cholesky(A, n, tau, G):
+    if not _gram_at(y, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G):
         return False
     u = (out[:n] - weight * err[:n]) / (1.0 - weight)
     forced_change(y, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, ax, dx)
