@@ -17,7 +17,7 @@ from numba import njit
 
 from .band_kernels import band_rhs, band_tangent_error
 from .kernels import lagrange_rhs
-from .step_kernels import add_forced_change, tangent_error
+from .step_kernels import tangent_error
 
 #: status of :func:`rk_attempts`: an accepted step; the attempt the caller must repeat on the reference path; an
 #: attempt whose stages and y_new are valid but whose error filter declined (the caller filters and judges it)
@@ -50,8 +50,8 @@ def _rhs(y, ddf, dense, band, use_band, counts):
 def _filter(y, err, filt, band_filt, band, out):
     """err <- the formulation's error filter (Lagrange._tangent_error): step_kernels.tangent_error with filt, or
     band_kernels.band_tangent_error with band_filt (``band``); False where it declines."""
-    if band:    # plus the forced velocity change of a dense model's band filter (step_kernels.add_forced_change)
-        ok = band_tangent_error(y, err, *band_filt, out) and add_forced_change(y, err, *filt, out)
+    if band:
+        ok = band_tangent_error(y, err, *band_filt, out)
     else:
         ok = tangent_error(y, err, *filt, out)
     if ok:

@@ -218,23 +218,6 @@ def _gram_at(y, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G):
 
 
 @njit(cache=True)
-def add_forced_change(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G, ax, dx, out):
-    """out[n:2n] += :func:`forced_change` for ``out`` the band filter's result (band_kernels.band_tangent_error on a
-    dense model: out[:n] = u + weight (err[:n] - u), u the tangent position error); the arguments of
-    :func:`tangent_error`. True at once without ``forced``; False where A A^T is ill-conditioned."""
-    if not forced:
-        return True
-    n = qe.shape[0] - 1
-    if not _gram_at(y, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G):
-        return False
-    u = (out[:n] - weight * err[:n]) / (1.0 - weight)
-    forced_change(y, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, ax, dx)
-    for j in range(n):
-        out[n + j] += dx[j]
-    return True
-
-
-@njit(cache=True)
 def forced_change(y, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, rate, dv):
     """dv (n,) <- -A^+ A'(v) u, the velocity change that the tangential position error u forces on the projected motion
     (Lagrange._forced_change, formulations.velocity_error.turn_velocity_change; paper 000 eq. 15, paper 003 eqs 4-9),

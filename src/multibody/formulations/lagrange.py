@@ -115,7 +115,7 @@ class Lagrange(Formulation):
         self.sparse = lagrange_sparse(self, sparse, eliminate, choose_rows)
         self.sparse_path = SparseLagrange(self) if self.sparse else None
         # issue 12gh: the forced velocity change in the error filter (_forced_change); None: where it is compiled too
-        self.forced_change = _dense_planar(self) if forced_change is None else forced_change
+        self.forced_change = _forced_default(self) if forced_change is None else forced_change
         if self.sparse:     # issue 16: the compiled band Schur solve where the model allows (fast.band)
             from ..fast.lagrange import sparse_band_rhs
             self.fast_rhs, self.choose_rows = sparse_band_rhs(self, fast), False
@@ -281,7 +281,7 @@ class Lagrange(Formulation):
         tangent = self._tangent_part(t, q, v, qv)
         out = err.copy()
         out[:2 * n] = (tangent + NORMAL_ERROR_WEIGHT * (qv - tangent)).T.ravel()
-        if self._dense_now and self.forced_change:
+        if self.forced_change:
             out[n:2 * n] += self._forced_change(t, q, v, err[:n])
         return out
 
@@ -296,9 +296,15 @@ class Lagrange(Formulation):
         whose inverse must not enter), and at most the directions the projection corrects (s_i > pin s_max,
         _polish_pin; next to a singular configuration the pinned direction is not enforced, so nothing is forced
         along it; the crossing window of formulations.crossing_window runs this filter too).
-        Compiled identically in fast.step_kernels.forced_change (FastStep and the in-loop filter of fast.rk_kernels).
-        Not yet in the sparse path outside its dense window (linalg.sparse.tangent_filter), the band filter
-        (fast.band_kernels.band_tangent_error) and the spatial one (fast.spatial_sparse): there it is left out."""
+        Compiled identically in fast.step_kernels.forced_change (FastStep and the in-loop filter of fast.rk_kernels)
+        and fast.band_kernels.band_forced_change (band filters); on the sparse path outside its dense window by
+        SparseLagrange.forced_change (SuperLU, every row: full row rank there). Not in the spatial director
+        kernels (fast.spatial_sparse): there it is off (:func:`_forced_default`)."""
+        if not self._dense_now:
+            try:
+                return self.sparse_path.forced_change(t, q, v, dq)
+            except SimulationError:     # rank loss at a singular configuration: the dense measure below
+                pass
         A = self.ws.velocity_constraints(t, q, np.zeros_like(q))[1]
         if getattr(self, "_generic_rank", None) is None:    # at the first step, off the singular configurations
             self._generic_rank = pivoted_qr(A, self.rank_tol).rank
@@ -354,15 +360,12 @@ def _kept_rows(model, eliminate) -> np.ndarray:
     return np.array([i for i, x in enumerate(labels) if x not in set(eliminate)], dtype=int)
 
 
-def _dense_planar(form) -> bool:
-    """True off the sparse path for models that are not spatial director models: where the compiled filter
-    (fast.step_kernels.forced_change) counts the forced velocity change too; the band (fast.band_kernels) and spatial
-    (fast.spatial_sparse) filters do not yet, and the reference follows them so both paths take the same steps."""
-    if form.sparse:
-        return False
+def _forced_default(form) -> bool:
+    """Whether the error filter counts the forced velocity change by default: yes for every model but the spatial
+    director models the compiled spatial kernels run (fast.spatial_lagrange; their filter, fast.spatial_sparse, lacks
+    it, and the reference follows it so both paths take the same steps)."""
     try:
         from ..fast.spatial_lagrange import spatial_lagrange_supported
     except ImportError:     # no numba: no spatial kernels, the reference counts it
         return True
     return spatial_lagrange_supported(form) is not None
-

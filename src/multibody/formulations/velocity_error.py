@@ -59,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, row_space_filter
+from ..linalg.tangent import jacobian_rate_times
 
 #: step (at |u| = 1 in the max norm) of the central difference for the Pfaffian rows' (Psi v + psi_t)_x u; the
 #: value of nullspace.PFAFFIAN_RATE_STEP (truncation ~ step^2, round-off ~ eps / step, both ~1e-10)
@@ -103,17 +104,27 @@ def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: 
     pinv = lambda c: Wt[:r].T @ ((U[:, :r].T @ c) / sv[:r])      # noqa: E731
     b = ws.velocity_constraints(t, x, v)[2]
     v = v - pinv(b) if np.any(b) and not motion else v           # the motion's x' (eq. 11b)
-    size, speed = float(np.linalg.norm(u)), float(np.linalg.norm(v))
-    if size == 0.0 or speed == 0.0 or r == 0:
+    rate = polarised_rate(lambda w: ws.constraints(t, x, w)[3], v, u)
+    if rate is None or r == 0:
         return np.zeros_like(x)
-    s = speed / size
-    rate = -(ws.constraints(t, x, v + s * u)[3] - ws.constraints(t, x, v - s * u)[3]) / (4.0 * s)
     if ws.h:
         e = PFAFFIAN_TURN_STEP / float(np.max(np.abs(u)))
         side = [ws.velocity_constraints(t, x + k * e * u, v) for k in (1.0, -1.0)]
         psi = [(c[1] @ v + c[2])[ws.m:] for c in side]
         rate = np.r_[rate, (psi[0] - psi[1]) / (2.0 * e)]
     return -pinv(rate)
+
+
+def polarised_rate(gamma_at, v: np.ndarray, u: np.ndarray) -> np.ndarray | None:
+    """A'(v) u = Phi_qq[v, u] + Phi_qt u (m,) of the holonomic rows by polarisation of gamma (exact;
+    linalg.tangent.jacobian_rate_times with b = s u, divided by s; s = |v| / |u| against cancellation, so v and s u
+    are of one size; paper 000 eq. 15), ``gamma_at(w)`` gamma at the fixed (t, q) and velocity w; None where u or v
+    is zero (no change forced)."""
+    size, speed = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+    if size == 0.0 or speed == 0.0:
+        return None
+    s = speed / size
+    return jacobian_rate_times(gamma_at, v, (s * u)[:, None])[:, 0] / s
 
 
 def physical_error(dx: np.ndarray, dv: np.ndarray, A: np.ndarray, m: int,
