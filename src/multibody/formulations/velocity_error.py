@@ -49,10 +49,13 @@ space, forcing the velocity change -A^+ A'(v) P_t dx (:func:`turn_velocity_chang
 part of the continued velocity (the projection keeps it: it is what keeps v tangent at the moved q). The measure is
 therefore Dpi DP err counted whole, with the part pi removes (the normal part of dx) at NORMAL_ERROR_WEIGHT (landing
 on the same branch, as before). The tenth session counted the forced change at 1e-4 with the normal part of dv
-(lagrange's filter, whose [q, v] error mixes it with the drift the projection removes; lagrange and the continuation's
-chart, to which the same argument applies, are unchanged). tests/test_velocity_error.py: the remainder of the
-continued motion's change against this measure falls 100 times for errors 10 times smaller, 10 times without the
-forced change. Compiled identically (fast.nullspace_kernels._turn, v = T w there and here).
+(lagrange's filter, whose [q, v] error mixes it with the drift the projection removes). tests/test_velocity_error.py:
+the remainder of the continued motion's change against this measure falls 100 times for errors 10 times smaller, 10
+times without the forced change. Compiled identically (fast.nullspace_kernels._turn, v = T w there and here).
+The same argument applies to lagrange's [q, v] (pi alone: Dpi e = (P_t e_q, P_t e_v - A^+ A'(v) P_t e_q)); since the
+twelfth session (12gh, 12ha) Lagrange._tangent_error and so projection's count the forced change whole on every
+planar path (dense, band, sparse; compiled and Python; not in the spatial director kernels), with A'(v) u by
+:func:`polarised_rate`.
 """
 from __future__ import annotations
 
