@@ -124,7 +124,8 @@ def test_declined_band_solve_takes_the_svd_solve():
 @pytest.mark.parametrize("n_bars", [10, 60])
 def test_band_projection_and_filter_equal_the_reference(n_bars):
     """Lagrange.after_step and the error filter by the band minimum-norm solves (FastStep.band_step, BandStep on
-    the sparse path) against the reference (dense SVD or SuperLU)."""
+    the sparse path) against the reference (dense SVD or SuperLU), the filter also with the forced velocity change of
+    speeds ~ 1 (Lagrange._forced_change: SparseLagrange.forced_change on the sparse path)."""
     model = chain(n_bars)
     fast, ref = Lagrange(model), Lagrange(model, fast=False)
     step = fast.band_step if fast.sparse else fast.fast_step.band_step
@@ -139,6 +140,10 @@ def test_band_projection_and_filter_equal_the_reference(n_bars):
         assert np.abs(got[n:] - want[n:]).max() < 10 * ROUND_OFF * max(1.0, np.abs(want[n:]).max())
         err = rng.standard_normal(2 * n)
         assert step.tangent_error(t, y, err) is not None
+        assert filter_diff(fast, ref, t, y, err) < ROUND_OFF
+        y[n:] = rng.standard_normal(n)      # speeds ~ 1: the forced velocity change (band_forced_change) counts
+        forced = ref._forced_change(t, y[:n], y[n:], err[:n])
+        assert np.abs(forced).max() > 1e-2 * np.abs(err).max()
         assert filter_diff(fast, ref, t, y, err) < ROUND_OFF
 
 

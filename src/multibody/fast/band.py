@@ -150,6 +150,7 @@ class BandStep:
         self.kernels, self.pack, n, m = band_kernels, rhs.pack, formulation.model.n, formulation.ws.m
         p = rhs.band.pattern
         self.pattern, self.pk, self.tau, self.weight = p, rhs.band.pk, MIN_NORM_PIVOT_RATIO, NORMAL_ERROR_WEIGHT
+        self.forced = bool(formulation.forced_change)   # Lagrange._forced_change counted (issue 12gh)
         tol = formulation.projection_tol
         self.control = (tol.position * formulation.model.length_scale, tol.max_iterations, tol.polish, self.tau)
         self.work = (np.zeros(p.count), p.rows.copy(), p.cols.copy(), np.zeros((m, p.w + 1)))
@@ -188,11 +189,11 @@ class BandStep:
         return np.concatenate([q, v]) if ok else None
 
     def tangent_error(self, t, y, err):
-        """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT, or None (also
-        inside the dense window)."""
+        """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT plus the forced
+        velocity change where ``forced`` (band_kernels.band_forced_change), or None (also inside the dense window)."""
         if self._window():
             return None
         out = np.empty_like(err)
-        ok = self.kernels.band_tangent_error(y, err, self.weight, self.pk, self.tau, self.pattern.iperm,
+        ok = self.kernels.band_tangent_error(y, err, self.weight, self.forced, self.pk, self.tau, self.pattern.iperm,
                                              self.pattern.pairs, self.work, out)
         return out if ok else None

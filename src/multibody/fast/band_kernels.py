@@ -211,10 +211,11 @@ def band_project(q, v, pk, poff, shift, dshift, control, iperm, pairs, work):
 
 
 @njit(cache=True)
-def band_tangent_error(y, err, weight, pk, tau, iperm, pairs, work, out):
+def band_tangent_error(y, err, weight, forced, pk, tau, iperm, pairs, work, out):
     """step_kernels.tangent_error with the band minimum-norm solves: the parts of err[:n], err[n:2n] in the row
-    space of A(q) scaled by ``weight``, the projection applied twice; False (out not valid) if A A^T is
-    ill-conditioned."""
+    space of A(q) scaled by ``weight``, the projection applied twice; plus, counted whole on the velocity part where
+    ``forced``, the change the tangential position error forces (:func:`band_forced_change`). False (out not valid)
+    if A A^T is ill-conditioned."""
     vals, rows, cols, G = work
     n, m = (y.shape[0]) // 2, iperm.shape[0]
     out[:] = err
@@ -223,7 +224,7 @@ def band_tangent_error(y, err, weight, pk, tau, iperm, pairs, work, out):
     count = terms_entries(qe, np.zeros(n + 1), pk[0], pk[1], pk[2], pk[3], pk[4], vals, rows, cols, np.empty(0))
     if not _gram(vals, cols, n, pairs, tau, G):
         return False
-    tangent, normal, ax, dx = np.empty(n), np.empty(n), np.empty(m), np.empty(n)
+    tangent, normal, ax, dx, u = np.empty(n), np.empty(n), np.empty(m), np.empty(n), np.empty(n)
     for part in range(2):
         tangent[:] = err[part * n: (part + 1) * n]
         normal[:] = 0.0
@@ -235,7 +236,41 @@ def band_tangent_error(y, err, weight, pk, tau, iperm, pairs, work, out):
                 normal[j] += dx[j]
         for j in range(n):
             out[part * n + j] = tangent[j] + weight * normal[j]
+        if part == 0:
+            u[:] = tangent      # the tangential position error
+    if forced:
+        band_forced_change(y, u, pk, qe, iperm, work, count, dx)
+        for j in range(n):
+            out[n + j] += dx[j]
     return True
+
+
+@njit(cache=True)
+def band_forced_change(y, u, pk, qe, iperm, work, count, dv):
+    """dv (n,) <- -A^+ A'(v) u (step_kernels.forced_change with the band solve; Lagrange._forced_change,
+    formulations.velocity_error.turn_velocity_change; paper 000 eq. 15, paper 003 eqs 4-9), v = y[n:2n]:
+    A'(v) u = -(gamma(v + c u) - gamma(v - c u)) / (4 c), c = |v| / |u| (gamma of :func:`.entries.terms_entries` at
+    qe, where A's entries were evaluated: they keep their values), A^+ = A^T (A A^T)^-1 with the band factor in
+    ``work`` (A of full row rank). ``count``: the number of A's entries."""
+    n = u.shape[0]
+    vals, rows, cols = work[0], work[1], work[2]
+    m = iperm.shape[0]
+    dv[:] = 0.0
+    v = y[n:2 * n]
+    size, speed = np.sqrt(np.sum(u * u)), np.sqrt(np.sum(v * v))
+    if size == 0.0 or speed == 0.0 or m == 0:
+        return
+    c = speed / size
+    rate, gamma, ve = np.zeros(m), np.empty(m), np.zeros(n + 1)
+    for sign in (1.0, -1.0):
+        for j in range(n):
+            ve[j] = v[j] + sign * c * u[j]
+        terms_entries(qe, ve, pk[0], pk[1], pk[2], pk[3], pk[4], vals, rows, cols, gamma)
+        for i in range(m):
+            rate[i] -= sign * gamma[i] / (4.0 * c)
+    _normal_solve(vals, rows, cols, count, n, iperm, work[3], rate, dv)
+    for j in range(n):
+        dv[j] = -dv[j]
 
 
 @njit(cache=True)

@@ -40,17 +40,18 @@ def _filter_args(step, n: int):
     (a FastStep, or its BandStep if it has one, or a BandStep) and arrays of the other's types."""
     from ..linalg.rank import NORMAL_ERROR_WEIGHT
     w = float(NORMAL_ERROR_WEIGHT)
-    step = getattr(step, "band_step", None) or step
+    dense = (w, False, _ZI2, _Z, np.zeros((0, 3), np.int64), np.zeros((0, 2)), _ZI, 0.0, np.zeros(n + 1),
+             np.zeros(n + 1), _Z2, _Z, _Z2, _Z, _Z)
     if getattr(step, "model_data", None) is not None:       # FastStep
         prim, pval, _, mcols, mloc, mvec = step.model_data
-        dense = (w, prim, pval, mcols, mloc, mvec, MIN_NORM_PIVOT_RATIO, step.qe, step.ve, step.A, step.gamma,
-                 step.G, step.ax, step.dx)
-        band = (w,) + _band_args(None, n)[:1] + (0.0, _ZI, (_ZI, _ZI, _ZI, _ZI, _Z), (_Z, _ZI, _ZI, _Z2))
-        return dense, band
-    dense = (w, _ZI2, _Z, np.zeros((0, 3), np.int64), np.zeros((0, 2)), _ZI, 0.0, np.zeros(n + 1), np.zeros(n + 1),
-             _Z2, _Z, _Z2, _Z, _Z)
+        dense = (w, step.forced, prim, pval, mcols, mloc, mvec, MIN_NORM_PIVOT_RATIO, step.qe, step.ve, step.A,
+                 step.gamma, step.G, step.ax, step.dx)
+        step = step.band_step
+        if step is None:
+            return dense, (w, False) + _band_args(None, n)[:1] + (0.0, _ZI, (_ZI, _ZI, _ZI, _ZI, _Z),
+                                                                 (_Z, _ZI, _ZI, _Z2))
     p = step.pattern
-    return dense, (w, step.pk, step.tau, p.iperm, p.pairs, step.work)
+    return dense, (w, step.forced, step.pk, step.tau, p.iperm, p.pairs, step.work)
 
 
 class CompiledAttempts:
@@ -72,7 +73,7 @@ class CompiledAttempts:
         self.band = _band_args(rhs.band, n)
         step = formulation.band_step if sparse else formulation.fast_step
         self.filt, self.band_filt = _filter_args(step, n)
-        self.use_filter = 0 if formulation.error_filter is None else 2 if self.band_filt[3].size else 1
+        self.use_filter = 0 if formulation.error_filter is None else 2 if self.band_filt[4].size else 1
         self.tab, self.ctrl, self.tols = step_control(tableau, rtol, atol, controller, shift, floor, stretch)
         self.ddf = np.zeros(formulation.ws.m)
 

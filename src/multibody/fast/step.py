@@ -35,6 +35,7 @@ class FastStep:
         tol: KinematicTolerance = formulation.projection_tol
         self.limit, self.iterations, self.polish = tol.position * model.length_scale, tol.max_iterations, tol.polish
         self.weight = NORMAL_ERROR_WEIGHT
+        self.forced = bool(formulation.forced_change)   # Lagrange._forced_change counted (issue 12gh)
         self.shift, self.dshift, self.ddf = np.zeros(m), np.zeros(m), np.zeros(m)
         self.qe, self.ve = np.zeros(n + 1), np.zeros(n + 1)
         self.A, self.gamma, self.phi = np.zeros((m, n + 1)), np.zeros(m), np.zeros(m)
@@ -67,14 +68,15 @@ class FastStep:
         return np.concatenate([q, v]) if ok else None
 
     def tangent_error(self, t, y, err):
-        """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT."""
+        """Lagrange._tangent_error: the error with its normal parts scaled by NORMAL_ERROR_WEIGHT, plus the forced
+        velocity change where ``forced`` (step_kernels.forced_change; the band filter's band_kernels.band_forced_change)."""
         if self.band_step is not None:
             out = self.band_step.tangent_error(t, y, err)
             if out is not None:
                 return out
         prim, pval, _, mcols, mloc, mvec = self.model_data
         out = np.empty_like(err)
-        ok = tangent_error(y, err, self.weight, prim, pval, mcols, mloc, mvec, MIN_NORM_PIVOT_RATIO, self.qe,
+        ok = tangent_error(y, err, self.weight, self.forced, prim, pval, mcols, mloc, mvec, MIN_NORM_PIVOT_RATIO, self.qe,
                            self.ve, self.A, self.gamma, self.G, self.ax, self.dx, out)
         return out if ok else None
 

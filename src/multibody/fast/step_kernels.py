@@ -169,21 +169,18 @@ def project(q, v, prim, pval, poff, mcols, mloc, mvec, shift, dshift, limit, ite
 
 
 @njit(cache=True)
-def tangent_error(y, err, weight, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G, ax, dx, out):
+def tangent_error(y, err, weight, forced, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G, ax, dx, out):
     """err (N,) with the parts of its position and velocity errors err[:n], err[n:2n] that lie in the
     row space of A(q) (q = y[:n]) scaled by ``weight``: x -> (x - A^+ A x) + weight A^+ A x; the
     projection is applied twice (classical re-orthogonalisation, "twice is enough"), so the tangent
-    part carries round-off ~ eps cond(A), as the SVD projector of the reference does. Result in ``out``
+    part carries round-off ~ eps cond(A), as the SVD projector of the reference does; plus, counted whole on the
+    velocity part where ``forced``, the change the tangential position error forces (:func:`forced_change`). Result in ``out``
     (N,); returns False (out not valid) if A A^T is ill-conditioned (:func:`gram_cholesky`)."""
     n = qe.shape[0] - 1
     out[:] = err
-    qe[:n] = y[:n]
-    qe[n] = 0.0
-    ve[:] = 0.0
-    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
-    if not gram_cholesky(A, n, tau, G):
+    if not _gram_at(y, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G):
         return False
-    tangent, normal = np.empty(n), np.empty(n)
+    tangent, normal, u = np.empty(n), np.empty(n), np.empty(n)
     for part in range(2):
         tangent[:] = err[part * n: (part + 1) * n]
         normal[:] = 0.0
@@ -199,7 +196,52 @@ def tangent_error(y, err, weight, prim, pval, mcols, mloc, mvec, tau, qe, ve, A,
                 normal[j] += dx[j]
         for j in range(n):
             out[part * n + j] = tangent[j] + weight * normal[j]
+        if part == 0:
+            u[:] = tangent      # the tangential position error
+    if forced:
+        forced_change(y, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, ax, dx)
+        for j in range(n):
+            out[n + j] += dx[j]
     return True
+
+
+@njit(cache=True)
+def _gram_at(y, prim, pval, mcols, mloc, mvec, tau, qe, ve, A, gamma, G):
+    """A at q = y[:n] (zero velocity, kernels.assemble) and G the Cholesky factor of A A^T (:func:`gram_cholesky`);
+    False where A A^T is ill-conditioned."""
+    n = qe.shape[0] - 1
+    qe[:n] = y[:n]
+    qe[n] = 0.0
+    ve[:] = 0.0
+    assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+    return gram_cholesky(A, n, tau, G)
+
+
+@njit(cache=True)
+def forced_change(y, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, rate, dv):
+    """dv (n,) <- -A^+ A'(v) u, the velocity change that the tangential position error u forces on the projected motion
+    (Lagrange._forced_change, formulations.velocity_error.turn_velocity_change; paper 000 eq. 15, paper 003 eqs 4-9),
+    v = y[n:2n]: A'(v) u = -(gamma(v + c u) - gamma(v - c u)) / (4 c), c = |v| / |u| (kernels.assemble at qe, where A
+    was assembled, so A keeps its values); A^+ by the normal equations with G the Cholesky factor of A A^T (A of full
+    row rank: r = m, the generic rank). As fast.nullspace_kernels._turn's ``gram`` branch."""
+    n = u.shape[0]
+    dv[:] = 0.0
+    v = y[n:2 * n]
+    size, speed = np.sqrt(np.sum(u * u)), np.sqrt(np.sum(v * v))
+    if size == 0.0 or speed == 0.0 or A.shape[0] == 0:
+        return
+    c = speed / size
+    rate[:] = 0.0
+    for sign in (1.0, -1.0):
+        for j in range(n):
+            ve[j] = v[j] + sign * c * u[j]
+        ve[n] = 0.0
+        assemble(qe, ve, prim, pval, mcols, mloc, mvec, A, gamma)
+        for i in range(rate.shape[0]):
+            rate[i] -= sign * gamma[i] / (4.0 * c)
+    normal_solve(A, n, G, rate, False, dv)
+    for j in range(n):
+        dv[j] = -dv[j]
 
 
 @njit(cache=True)

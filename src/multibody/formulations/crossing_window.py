@@ -105,7 +105,8 @@ class CrossingWindow:
         """The lagrange formulation that carries the motion inside a window (made at the first one)."""
         if self._lagrange is None:
             from .lagrange import Lagrange
-            self._lagrange = Lagrange(self.model)
+            # issue 12gh: the window keeps the continuation's measure (the forced velocity change not counted)
+            self._lagrange = Lagrange(self.model, forced_change=False)
         return self._lagrange
 
     @property

@@ -41,6 +41,7 @@ from ..linalg.sparse import tangent_filter
 from .lagrange_sparse import WINDOW_PIN, SparseLagrange, lagrange_sparse
 from .base import Accelerations, Formulation
 from .extended_projection import polish
+from .velocity_error import turn_velocity_change
 
 #: Singular configurations by construction (issue 12). The acceleration solve (linalg.gauss_solve) enforces a
 #: constraint direction of singular value s_i with the penalty (s_i / mu)^8, mu = 1e-6 s_max: to round-off
@@ -99,7 +100,7 @@ class Lagrange(Formulation):
                  regularization: Regularization = LAGRANGE_REGULARIZATION,
                  rank_tol: RankTolerance = RankTolerance(),
                  projection_tol: KinematicTolerance = KinematicTolerance(max_iterations=10, pin=PIN), fast: bool = True,
-                 sparse: bool | None = None):
+                 sparse: bool | None = None, forced_change: bool | None = None):
         super().__init__(model)
         self.stabilization = stabilization
         self.regularization = regularization
@@ -113,6 +114,8 @@ class Lagrange(Formulation):
         # issue 7 item 3: sparse path for large models (formulations.lagrange_sparse; None = automatic)
         self.sparse = lagrange_sparse(self, sparse, eliminate, choose_rows)
         self.sparse_path = SparseLagrange(self) if self.sparse else None
+        # issue 12gh: the forced velocity change in the error filter (_forced_change); None: where it is compiled too
+        self.forced_change = _forced_default(self) if forced_change is None else forced_change
         if self.sparse:     # issue 16: the compiled band Schur solve where the model allows (fast.band)
             from ..fast.lagrange import sparse_band_rhs
             self.fast_rhs, self.choose_rows = sparse_band_rhs(self, fast), False
@@ -266,7 +269,8 @@ class Lagrange(Formulation):
         """The local error with its components normal to the constraint manifold scaled down by
         NORMAL_ERROR_WEIGHT, for the integrator's step-size control: the projection after the step
         removes them, so they need not meet the tolerance, only stay small enough for the projection
-        to land on the nearest point of the same assembly branch."""
+        to land on the nearest point of the same assembly branch. Plus, counted whole on the velocity part, the
+        velocity change -A_r^+ A'(v) P_t dq that the tangential position error forces (:meth:`_forced_change`)."""
         step = self.fast_step or self.band_step
         out = step.tangent_error(t, y, err) if step is not None else None
         if out is not None:     # compiled (well-conditioned A); else the reference below
@@ -277,7 +281,37 @@ class Lagrange(Formulation):
         tangent = self._tangent_part(t, q, v, qv)
         out = err.copy()
         out[:2 * n] = (tangent + NORMAL_ERROR_WEIGHT * (qv - tangent)).T.ravel()
+        if self.forced_change:
+            out[n:2 * n] += self._forced_change(t, q, v, err[:n])
         return out
+
+    def _forced_change(self, t, q, v, dq):
+        """The velocity change -A_r^+ A'(v) P_t dq (n,) that the position error dq forces on the motion the run
+        continues from (formulations.velocity_error.turn_velocity_change; derivation: velocity_error module docstring,
+        "The measure of flow", Dpi e = (P_t e_q, P_t e_v - A^+ A'(v) P_t e_q) for the projection pi after the step,
+        paper 000 eq. 15 for A'(v), paper 003 eqs 4-9 for the velocity constraints C v + b = 0). It is normal to the
+        constraints but the projection keeps it (it keeps v tangent at the moved q), so it counts whole, not at
+        NORMAL_ERROR_WEIGHT with the drift of v. r = the generic rank (the rank of C by rank_tol, as nullspace's,
+        taken once: an extra row of a redundant mechanism has a singular value ~ the distance off the manifold,
+        whose inverse must not enter), and at most the directions the projection corrects (s_i > pin s_max,
+        _polish_pin; next to a singular configuration the pinned direction is not enforced, so nothing is forced
+        along it; the crossing window of formulations.crossing_window runs this filter too).
+        Compiled identically in fast.step_kernels.forced_change (FastStep and the in-loop filter of fast.rk_kernels)
+        and fast.band_kernels.band_forced_change (band filters); on the sparse path outside its dense window by
+        SparseLagrange.forced_change (SuperLU, every row: full row rank there). Not in the spatial director
+        kernels (fast.spatial_sparse): there it is off (:func:`_forced_default`)."""
+        if not self._dense_now:
+            try:
+                return self.sparse_path.forced_change(t, q, v, dq)
+            except SimulationError:     # rank loss at a singular configuration: the dense measure below
+                pass
+        A = self.ws.velocity_constraints(t, q, np.zeros_like(q))[1]
+        if getattr(self, "_generic_rank", None) is None:    # at the first step, off the singular configurations
+            self._generic_rank = pivoted_qr(A, self.rank_tol).rank
+        sv = np.linalg.svd(A, compute_uv=False)
+        r = min(self._generic_rank, int(np.sum(sv > self._polish_pin * sv[0]))) if sv.size else 0
+        u = row_space_filter(A[:self.ws.m], dq)     # v: the state's, the projected one's to first order
+        return turn_velocity_change(self.ws, t, q, v, u, A, r, motion=True)
 
     def _tangent_part(self, t, q, v, qv):
         """qv (n, 2) = [position error, velocity error] without their components normal to the
@@ -324,3 +358,14 @@ def _kept_rows(model, eliminate) -> np.ndarray:
         raise MultibodyError(f"Model '{model.name}': cannot eliminate {', '.join(map(str, unknown))}: no such "
                              f"constraint row; rows are {', '.join(labels)}.")
     return np.array([i for i, x in enumerate(labels) if x not in set(eliminate)], dtype=int)
+
+
+def _forced_default(form) -> bool:
+    """Whether the error filter counts the forced velocity change by default: yes for every model but the spatial
+    director models the compiled spatial kernels run (fast.spatial_lagrange; their filter, fast.spatial_sparse, lacks
+    it, and the reference follows it so both paths take the same steps)."""
+    try:
+        from ..fast.spatial_lagrange import spatial_lagrange_supported
+    except ImportError:     # no numba: no spatial kernels, the reference counts it
+        return True
+    return spatial_lagrange_supported(form) is not None

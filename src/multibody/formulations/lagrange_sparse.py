@@ -36,7 +36,8 @@ import scipy.sparse.linalg as spla
 from ..analysis.structural_rank import full_row_rank_on_manifold
 from ..assembly import use_sparse
 from ..errors import MultibodyError, SimulationError
-from ..linalg.sparse import SparseMass, schur_accelerations
+from ..linalg.sparse import SparseMass, min_norm_correction, schur_accelerations, tangent_filter
+from .velocity_error import polarised_rate
 
 #: sigma_min / sigma_max of A below which the sparse path takes the dense path's solves (module docstring): 10 times
 #: the dense projection's pin (formulations.lagrange.PIN), where the penalty of the acceleration solve is 1e-24
@@ -115,6 +116,17 @@ class SparseLagrange:
             terms, vdot = self.form._solve(t, q, v)
             lam = self.form.multipliers(terms, vdot)
         return vdot, lam, A, f
+
+    def forced_change(self, t, q, v, dq):
+        """Lagrange._forced_change outside the dense window: -A^+ A'(v) u (n,) for u the tangential part of the
+        position error dq (linalg.sparse.tangent_filter), A'(v) u by polarisation of gamma
+        (formulations.velocity_error.polarised_rate) and A^+ = A^T (A A^T)^-1 by SuperLU
+        (linalg.sparse.min_norm_correction; every row: full row rank, every s_i > DENSE_WINDOW s_max outside the
+        window). Raises SimulationError where A A^T is (nearly) singular."""
+        A = self.ws.sparse_constraints(t, q, np.zeros_like(q))[1]
+        u = tangent_filter(A, dq)
+        rate = polarised_rate(lambda w: self.ws.sparse_constraints(t, q, w)[3], v, u)
+        return -min_norm_correction(A, rate, "forced velocity change") if rate is not None else np.zeros_like(q)
 
     def rhs(self, t, y):
         q, v = self.form.split(t, y)

@@ -49,16 +49,20 @@ space, forcing the velocity change -A^+ A'(v) P_t dx (:func:`turn_velocity_chang
 part of the continued velocity (the projection keeps it: it is what keeps v tangent at the moved q). The measure is
 therefore Dpi DP err counted whole, with the part pi removes (the normal part of dx) at NORMAL_ERROR_WEIGHT (landing
 on the same branch, as before). The tenth session counted the forced change at 1e-4 with the normal part of dv
-(lagrange's filter, whose [q, v] error mixes it with the drift the projection removes; lagrange and the continuation's
-chart, to which the same argument applies, are unchanged). tests/test_velocity_error.py: the remainder of the
-continued motion's change against this measure falls 100 times for errors 10 times smaller, 10 times without the
-forced change. Compiled identically (fast.nullspace_kernels._turn, v = T w there and here).
+(lagrange's filter, whose [q, v] error mixes it with the drift the projection removes). tests/test_velocity_error.py:
+the remainder of the continued motion's change against this measure falls 100 times for errors 10 times smaller, 10
+times without the forced change. Compiled identically (fast.nullspace_kernels._turn, v = T w there and here).
+The same argument applies to lagrange's [q, v] (pi alone: Dpi e = (P_t e_q, P_t e_v - A^+ A'(v) P_t e_q)); since the
+twelfth session (12gh, 12ha) Lagrange._tangent_error and so projection's count the forced change whole on every
+planar path (dense, band, sparse; compiled and Python; not in the spatial director kernels), with A'(v) u by
+:func:`polarised_rate`.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..linalg.rank import NORMAL_ERROR_WEIGHT, row_space_filter
+from ..linalg.tangent import jacobian_rate_times
 
 #: step (at |u| = 1 in the max norm) of the central difference for the Pfaffian rows' (Psi v + psi_t)_x u; the
 #: value of nullspace.PFAFFIAN_RATE_STEP (truncation ~ step^2, round-off ~ eps / step, both ~1e-10)
@@ -86,7 +90,8 @@ def stage_velocity_change(T: np.ndarray, w: np.ndarray, dw: np.ndarray, dT: np.n
     return T @ (dw + 0.5 * (K - K.T) @ w)
 
 
-def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: np.ndarray, r: int) -> np.ndarray:
+def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: np.ndarray, r: int,
+                         motion: bool = False) -> np.ndarray:
     """The velocity change -A_r^+ (C_x[u] v + b_x u) (n,) of the motion x' = v - A_r^+ b (v = T w: the state's T, as
     the compiled kernel; b = 0 there) that a tangential position error u (n,) forces on the motion
     (the part of Dpi e normal to the constraints, module docstring "The measure"): on the velocity-level manifold
@@ -95,22 +100,34 @@ def turn_velocity_change(ws, t, x: np.ndarray, v: np.ndarray, u: np.ndarray, A: 
     singular values of A, as the stage basis; an extra row of a structurally redundant mechanism has a singular value
     ~ the distance off the manifold, whose inverse must not enter). Holonomic rows by polarisation of gamma
     (Phi_qq[v, u] + Phi_qt u = -(gamma(v + s u) - gamma(v - s u)) / (4 s), exact; s = |v| / |u| against cancellation,
-    linalg.tangent.jacobian_rate_times), Pfaffian rows by a central difference along u (PFAFFIAN_TURN_STEP)."""
+    linalg.tangent.jacobian_rate_times), Pfaffian rows by a central difference along u (PFAFFIAN_TURN_STEP).
+    ``motion``: v already is the motion's velocity (lagrange's state, C v + b = 0 to the step's error; the compiled
+    kernel fast.step_kernels.forced_change knows no b), taken as it is."""
     U, sv, Wt = np.linalg.svd(A, full_matrices=False)
     pinv = lambda c: Wt[:r].T @ ((U[:, :r].T @ c) / sv[:r])      # noqa: E731
     b = ws.velocity_constraints(t, x, v)[2]
-    v = v - pinv(b) if np.any(b) else v                           # the motion's x' (eq. 11b)
-    size, speed = float(np.linalg.norm(u)), float(np.linalg.norm(v))
-    if size == 0.0 or speed == 0.0 or r == 0:
+    v = v - pinv(b) if np.any(b) and not motion else v           # the motion's x' (eq. 11b)
+    rate = polarised_rate(lambda w: ws.constraints(t, x, w)[3], v, u)
+    if rate is None or r == 0:
         return np.zeros_like(x)
-    s = speed / size
-    rate = -(ws.constraints(t, x, v + s * u)[3] - ws.constraints(t, x, v - s * u)[3]) / (4.0 * s)
     if ws.h:
         e = PFAFFIAN_TURN_STEP / float(np.max(np.abs(u)))
         side = [ws.velocity_constraints(t, x + k * e * u, v) for k in (1.0, -1.0)]
         psi = [(c[1] @ v + c[2])[ws.m:] for c in side]
         rate = np.r_[rate, (psi[0] - psi[1]) / (2.0 * e)]
     return -pinv(rate)
+
+
+def polarised_rate(gamma_at, v: np.ndarray, u: np.ndarray) -> np.ndarray | None:
+    """A'(v) u = Phi_qq[v, u] + Phi_qt u (m,) of the holonomic rows by polarisation of gamma (exact;
+    linalg.tangent.jacobian_rate_times with b = s u, divided by s; s = |v| / |u| against cancellation, so v and s u
+    are of one size; paper 000 eq. 15), ``gamma_at(w)`` gamma at the fixed (t, q) and velocity w; None where u or v
+    is zero (no change forced)."""
+    size, speed = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+    if size == 0.0 or speed == 0.0:
+        return None
+    s = speed / size
+    return jacobian_rate_times(gamma_at, v, (s * u)[:, None])[:, 0] / s
 
 
 def physical_error(dx: np.ndarray, dv: np.ndarray, A: np.ndarray, m: int,
