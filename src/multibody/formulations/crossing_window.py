@@ -105,8 +105,10 @@ class CrossingWindow:
         """The lagrange formulation that carries the motion inside a window (made at the first one)."""
         if self._lagrange is None:
             from .lagrange import Lagrange
-            # issue 12gh: the window keeps the continuation's measure (the forced velocity change not counted)
-            self._lagrange = Lagrange(self.model, forced_change=False)
+            self._lagrange = Lagrange(self.model)       # its filter counts the forced velocity change (_window_error)
+            rank = getattr(self, "generic_rank", None)
+            if rank is not None:    # the rank off the singular configurations (its own is taken at its first step,
+                self._lagrange._generic_rank = rank     # here at the window's entry, next to one)
         return self._lagrange
 
     @property
@@ -119,7 +121,17 @@ class CrossingWindow:
 
     def _window_error(self, t, y, err):
         """The local error the step control measures: the formulation's own filter outside the window; inside it
-        lagrange's (normal components at NORMAL_ERROR_WEIGHT, linalg.rank), as in a lagrange run. The sixth session
+        lagrange's (normal components at NORMAL_ERROR_WEIGHT, linalg.rank, plus the velocity change -A_r^+ A'(v) P_t dq
+        that the tangential position error forces, Lagrange._forced_change), as in a lagrange run. Both measure the
+        first-order change of the motion the run continues from (formulations.velocity_error; nullspace's chart and
+        flow, partitioning by its difference of split): one quantity on both sides of the window's edges. (12gh had
+        left the window without the forced change because with it a continuation run at dopri5 rtol = atol = 1e-6 went
+        from 3.9e-4 to 1.75e-3 m at the tip on the double four-bar. The reason, measured (energy error of the reduction
+        per accepted step, summed): the chart's own measure then lacked the term, so its steps were not controlled
+        (true / estimate up to 1.19 at 1e-5, benchmarks/chart_local_error.py); their errors, |sum| 3.4e-4 and
+        4.1e-4 J, summed to +6.1e-5 J with the old window and to +2.6e-4 J with the new one, whose shorter steps moved
+        the chart's mesh: cancellation, not control. With the term on both sides the chart's steps carry |sum|
+        1.7e-4 J, +2.4e-5 J signed, and the tip is 3.6e-5 m.) The sixth session
         measured the window's error whole, normal components included, because with the weight the 2x2 four-bar
         (dop853, rtol 1e-12) corrected 1.7e5 tolerances inside a window: that was the projection's level set
         (formulations.extended_projection), whose velocity near the crossing was eps / rho^2 off the branch. With the

@@ -87,6 +87,8 @@ class NullSpaceEquations(PhysicalStates, Formulation):
     supports_nonholonomic = True     # A below is C = [Phi_q; Psi] (paper 003 eq. 5); x projected on Phi only
     #: the stages of an integrated basis (``flow``, ``recompute``) take B = App. A of T at the stage's x (_velocity)
     stage_basis = True
+    #: the measure counts the forced velocity change (_physical_error; not yet on the sparse path: nullspace_sparse_book)
+    forced_change = True
 
     def __init__(self, model, *, basis: str = "flow", rank_tol: RankTolerance = RankTolerance(),
                  regularization: Regularization = NULLSPACE_REGULARIZATION,
@@ -277,10 +279,11 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         """The local error and both end states on the physical state [x, v] (integrate.explicit.RungeKutta's
         ``error_measure``; formulations.velocity_error): dv = T (dw + K w), K the skew part of T^T dT
         (:func:`.stage_velocity_change`: ``flow`` with the stage basis; a chart: T dw; an integrated T taken as it is,
-        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`; ``flow``: plus
-        the velocity change -A^+ A'(v) P_t dx the tangential position error forces (:func:`.turn_velocity_change`;
-        the measure derived in formulations.velocity_error: Dpi DP err of the continued motion, paper 000 eqs
-        11b-13, App. A). A state of the singular window's layout [q, v] is measured as it is."""
+        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`; plus (``flow``
+        with the stage basis and the chart) the velocity change -A^+ A'(v) P_t dx the tangential position error forces
+        (:func:`.turn_velocity_change`; the measure derived in formulations.velocity_error: Dpi DP err of the
+        continued motion, paper 000 eqs 11b-13, App. A; the chart's: formulations.nullspace_continuation, "The
+        measure"). A state of the singular window's layout [q, v] is measured as it is."""
         n = self.model.n
         if y_new.shape[0] == 2 * n:
             return err, y_old, y_new
@@ -311,7 +314,7 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         dv = stage_velocity_change(T, w, dw, dT) if flow and self.stage_basis else velocity_change(T, w, dw, dT)
         A = self.ws.velocity_constraints(t, x, np.zeros(n))[1]
         e = physical_error(err[:n], dv, A, m, self.normal_weight)
-        if flow and self.stage_basis:       # + the velocity change the tangential position error forces
+        if self.forced_change and (self.stage_basis or not flow):   # + the velocity change dx forces
             e[n:] += turn_velocity_change(self.ws, t, x, T @ w, row_space_filter(A[:m], err[:n]), A, self.generic_rank)
         return e
 
