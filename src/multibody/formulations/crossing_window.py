@@ -251,7 +251,7 @@ class CrossingWindow:
             return 0.0
         delta = np.cbrt(np.finfo(float).eps) * self.model.length_scale / speed
         jac = lambda s: self.ws.velocity_constraints(t + s, q + s * v, np.zeros_like(q))[1][:m]
-        U, s, _ = svd(jac(0.0), full_matrices=False)
+        U, s = self._decomposition(t, q)
         if not s[0] > 0.0:
             return 0.0
         r = self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
@@ -259,6 +259,40 @@ class CrossingWindow:
             return np.inf
         M = (U[:, :r].T @ ((jac(delta) - jac(-delta)) / (2.0 * delta))) / s[:r, None]       # Sigma_r^-1 U_r^T A'
         return float(np.sqrt(max(eigh(M @ M.T, eigvals_only=True, subset_by_index=[r - 1, r - 1])[0], 0.0)))
+
+
+    def _decomposition(self, t, q):
+        """(U, s): the thin SVD's left singular vectors and singular values of the holonomic Jacobian at (t, q)
+        (nullspace: the singular tracker's of the accepted state, :class:`TrackedRatio`)."""
+        U, s, _ = svd(self.ws.velocity_constraints(t, q, np.zeros_like(q))[1][:self.ws.m], full_matrices=False)
+        return U, s
+
+
+class TrackedRatio:
+    """Mixin before :class:`.crossing_window.CrossingWindow`: gives the window its rho = sigma_r / sigma_1 of the holonomic
+    rows at an accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) and the SVD its rate takes
+    (CrossingWindow._decomposition) from the thin SVD the singular tracker took of the same A there (without
+    nonholonomic rows C = A): one SVD per accepted state, not two or three."""
+
+    def _kept(self, t, q):
+        """The tracker's (t, x, s, U) of A at (t, q), or None."""
+        kept = self.tracker.accepted_values
+        ok = not self.ws.h and kept is not None and kept[0] == t and np.array_equal(kept[1], q)
+        return kept if ok else None
+
+    def _decomposition(self, t, q):
+        kept = self._kept(t, q)
+        return super()._decomposition(t, q) if kept is None or kept[3] is None else (kept[3], kept[2])
+
+    def _ratio(self, t, q):
+        kept = self._kept(t, q)
+        if kept is None:
+            return super()._ratio(t, q)
+        s = kept[2]
+        if not s.size or s[0] <= 0:
+            return 1.0
+        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
+        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
 
 
 def _unresolved(rate: float, h) -> bool:

@@ -57,7 +57,7 @@ from ..fast.lapack import fast_pivoted_qr
 from ..fast.nullspace import fast_nullspace_rhs
 from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
-from .crossing_window import CrossingWindow
+from .crossing_window import CrossingWindow, TrackedRatio
 from .singular import SingularTracker
 from .velocity_error import (PhysicalStates, physical_error, stage_velocity_change, turn_velocity_change,
                              velocity_change)
@@ -343,22 +343,6 @@ class NullSpaceEquations(PhysicalStates, Formulation):
             "singular_events": [{k2: e[k2] for k2 in ("t", "rank", "continuing", "new")}
                                 for e in self.events],
         }
-
-
-class TrackedRatio:
-    """Mixin before :class:`.crossing_window.CrossingWindow`: gives the window its rho = sigma_r / sigma_1 of the holonomic rows at an
-    accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) from the singular values the
-    singular tracker took of the same A there (without nonholonomic rows C = A): one SVD per accepted state, not two."""
-
-    def _ratio(self, t, q):
-        kept = self.tracker.accepted_values
-        if self.ws.h or kept is None or kept[0] != t or not np.array_equal(kept[1], q):
-            return super()._ratio(t, q)
-        s = kept[2]
-        if not s.size or s[0] <= 0:
-            return 1.0
-        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
-        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
 
 
 class NullSpace(TrackedRatio, CrossingWindow, NullSpaceEquations):

@@ -48,8 +48,8 @@ from ..linalg.rank import min_norm_solve, pivoted_qr
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
-from .crossing_window import CrossingWindow
-from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations, TrackedRatio
+from .crossing_window import CrossingWindow, TrackedRatio
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations
 
 
 @dataclass(frozen=True)
