@@ -105,7 +105,10 @@ class CrossingWindow:
         """The lagrange formulation that carries the motion inside a window (made at the first one)."""
         if self._lagrange is None:
             from .lagrange import Lagrange
-            self._lagrange = Lagrange(self.model)       # its filter counts the forced velocity change (_window_error)
+            # its filter counts the forced velocity change where the formulation's own measure does (_window_error;
+            # nullspace's sparse path does not yet: NullSpaceEquations.forced_change), lagrange's default path by path
+            own = getattr(self, "forced_change", True)
+            self._lagrange = Lagrange(self.model, **({} if own else {"forced_change": False}))
             rank = getattr(self, "generic_rank", None)
             if rank is not None:    # the rank off the singular configurations (its own is taken at its first step,
                 self._lagrange._generic_rank = rank     # here at the window's entry, next to one)
