@@ -131,8 +131,8 @@ class CrossingWindow:
         left the window without the forced change because with it a continuation run at dopri5 rtol = atol = 1e-6 went
         from 3.9e-4 to 1.75e-3 m at the tip on the double four-bar. The reason, measured (energy error of the reduction
         per accepted step, summed): the chart's own measure then lacked the term, so its steps were not controlled
-        (true / estimate up to 1.19 at 1e-5, benchmarks/chart_local_error.py); their errors, |sum| 3.4e-4 and
-        4.1e-4 J, summed to +6.1e-5 J with the old window and to +2.6e-4 J with the new one, whose shorter steps moved
+        (true / estimate up to 1.19 at 1e-5, benchmarks/flow_local_error.py continuation); their errors, |sum|
+        3.4e-4 and 4.1e-4 J, summed to +6.1e-5 J with the old window and to +2.6e-4 J with the new one, whose shorter steps moved
         the chart's mesh: cancellation, not control. With the term on both sides the chart's steps carry |sum|
         1.7e-4 J, +2.4e-5 J signed, and the tip is 3.6e-5 m.) The sixth session
         measured the window's error whole, normal components included, because with the weight the 2x2 four-bar

@@ -28,10 +28,11 @@ The measure (12hb, derived as flow's in formulations.velocity_error). The veloci
 Phi = 0; v <- T_new T_new^T v = P_t v at the projected x) removes the normal part dx_n of dx and adds A^+ A'(v) dx_n
 back, so the continued motion moves by (P_t dx, X dw - A^+ A'(v) P_t dx): flow's measure with K = 0. So the chart's
 measure (NullSpaceEquations._physical_error) counts the forced velocity change -A^+ A'(v) P_t dx whole
-(velocity_error.turn_velocity_change, v = T_k w as the compiled kernel), the normal parts at NORMAL_ERROR_WEIGHT, and T_k
-dw for X dw (they differ in span(Q1_k) by O(h): weighted). Without the forced change the estimate did not bound the
-error (benchmarks/chart_local_error.py, double four-bar dopri5 rtol = atol = 1e-5: true / estimate largest 1.19,
-0.76 with it); tests/test_nullspace_continuation.py: the remainder of the continued motion is of second order with it.
+(velocity_error.turn_velocity_change, v = T_k w as the compiled kernel), the normal parts at NORMAL_ERROR_WEIGHT,
+and T_k dw for X dw (they differ in span(Q1_k) by O(h): weighted). Without the forced change the estimate did not
+bound the error (benchmarks/flow_local_error.py with continuation, double four-bar dopri5 rtol = atol = 1e-5: true /
+estimate largest 1.19, 0.76 with it); tests/test_nullspace_continuation.py: the remainder of the continued motion is
+of second order with it, of first order without.
 
 The dense output of a step is read in the chart of that step (``split`` keeps the charts of the last three
 steps). Singular events and diagnostics are those of ``formulations.nullspace.NullSpace``.
