@@ -84,12 +84,8 @@ class CrossingWindow:
 
     _own_error_filter = None
     #: the window's lagrange counts the forced velocity change (Lagrange._forced_change, _window_error) where this is
-    #: True and the formulation's own measure counts it (``forced_change``; nullspace's sparse path does not yet): the
-    #: continued chart (nullspace_continuation). nullspace-flow and partitioning keep main's window measure: with the
-    #: term, flow on the modified triple four-bar at dopri5 rtol = atol = 1e-5 went x0.165 -> x1.05 of the envelope
-    #: (its window steps' energy errors fell from 3.8e-3 to 1.0e-3 J in sum |.| but cancelled less: -3.4e-5 ->
-    #: -5.7e-4 J); not resolved (issue 12hb)
-    window_forced_change = False
+    #: True and the formulation's own measure counts it (``forced_change``; nullspace's sparse path does not yet)
+    window_forced_change = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -131,9 +127,9 @@ class CrossingWindow:
         """The local error the step control measures: the formulation's own filter outside the window; inside it
         lagrange's (normal components at NORMAL_ERROR_WEIGHT, linalg.rank, plus the velocity change -A_r^+ A'(v) P_t dq
         that the tangential position error forces, Lagrange._forced_change, where ``window_forced_change``), as in a
-        lagrange run. For the continued chart both measure the first-order change of the motion the run continues
-        from (formulations.nullspace_continuation, "The measure"): one quantity on both sides of the window's edges.
-        (12gh had
+        lagrange run. Both measure the first-order change of the motion the run continues from (nullspace's chart:
+        formulations.nullspace_continuation, "The measure"; flow: formulations.velocity_error; partitioning: its
+        difference of split): one quantity on both sides of the window's edges. (12gh had
         left the window without the forced change because with it a continuation run at dopri5 rtol = atol = 1e-6 went
         from 3.9e-4 to 1.75e-3 m at the tip on the double four-bar. The reason, measured (energy error of the reduction
         per accepted step, summed): the chart's own measure then lacked the term, so its steps were not controlled

@@ -252,8 +252,6 @@ class ContinuationNullSpace(TrackedRatio, CrossingWindow, ContinuationEquations)
     :mod:`.crossing_window`: inside it the lagrange equations carry [q, v] and the chart is continued by eq. 22 and
     App. A at every accepted state; behind it the run resumes in the newest chart with w = T^T v."""
 
-    window_forced_change = True     # the window measures what the chart does (module docstring, "The measure")
-
     def _layout(self, t, q, v):
         return np.concatenate([q, self._chart_at(t).T.T @ v])
 
