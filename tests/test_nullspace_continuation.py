@@ -7,10 +7,11 @@ from hypothesis import strategies as st
 
 from multibody.assembly import Workspace
 from multibody.errors import AssemblyError
-from multibody.formulations.nullspace_continuation import ContinuationNullSpace
+from multibody.formulations.nullspace_continuation import ContinuationEquations, ContinuationNullSpace
 from multibody.formulations.registry import make_formulation
+from multibody.formulations.velocity_error import turn_velocity_change
 from multibody.kinematics import solve_positions, solve_velocities
-from multibody.linalg.rank import pivoted_qr
+from multibody.linalg.rank import pivoted_qr, row_space_filter
 from multibody.linalg.tangent import continue_basis, omega_continued, omega_matrix
 from multibody.models import MODELS
 from multibody.models.modified_four_bars import crank_angle_exact_cells
@@ -200,3 +201,47 @@ def test_dop853_dense_output_finds_every_crossing():
     theta = crank_angle_exact_cells(np.array([c["t"] for c in r.summary["singular_crossings"]]), cells=2)
     assert len(theta) == 10
     np.testing.assert_allclose(np.sin(theta), 0.0, atol=1e-5)
+
+
+def _continued(ns, y):
+    """[q, v] the run continues from after the step that ends at y in the current chart
+    (ContinuationEquations.after_step: x projected onto Phi = 0, eqs 12-13; the chart continued by eq. 22 and App. A
+    at the projected x; w = T_new^T x', so v = T_new T_new^T x'); the formulation's charts are restored and the
+    singular tracker is not fed (these states share one time)."""
+    charts = list(ns._charts)
+    ns._accept_basis = lambda *args: None
+    y_new = ContinuationEquations.after_step(ns, 0.0, y.copy())
+    out = np.concatenate(ns.split(0.0, y_new))
+    ns._charts = charts
+    return out
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("name", ["double-four-bar", "double-four-bar-modified", "four-bar-2x2-modified"])
+def test_chart_measure_is_the_first_order_change_of_the_continued_motion(name, fast):
+    """The chart's measure (NullSpaceEquations._physical_error with basis continuation; derivation: the error
+    [dx, dw] moves the continued motion by (P_t dx, X dw - A^+ A'(v) P_t dx), velocity_error module docstring) is the
+    derivative of the motion the run continues from (_continued) for dx tangent (its normal part is weighted, not
+    measured): the remainder is of second order (a tenth of the error, a hundredth of the remainder), and of first
+    order (a tenth) without the velocity change the tangential dx forces (velocity_error.turn_velocity_change). The
+    modified four-bar has a redundant row, the 2x2 four-bar two degrees of freedom; compiled and reference alike."""
+    model = MODELS[name].factory()
+    ns = make_formulation("nullspace", model, fast=fast)
+    y = ns.initial_state(0.0, model.q0, model.v0)
+    n, f = model.n, ns.f
+    y[n:] = 3.0 / np.sqrt(f)                   # a speed of the motion (~ the crank's): the forced change ~ |v| |dx|
+    x, w, T = ns.unpack(y)
+    rng = np.random.default_rng(5)
+    A = ns.ws.velocity_constraints(0.0, x, np.zeros(n))[1]
+    err = np.concatenate([row_space_filter(A, rng.standard_normal(n)), rng.standard_normal(f)])
+    measured = ns._physical_error(0.0, y, err)
+    turn = turn_velocity_change(ns.ws, 0.0, x, T @ w, err[:n], A, ns.generic_rank)
+    assert np.abs(turn).max() > 1e-2 * np.abs(err).max()             # the term is not negligible here
+    base = _continued(ns, y)
+    rest, rest_without = [], []
+    for c in (1e-3, 1e-4):
+        change = _continued(ns, y + c * err) - base
+        rest.append(np.abs(change - c * measured).max())
+        rest_without.append(np.abs(change - c * (measured - np.r_[np.zeros(n), turn])).max())
+    assert rest[0] / rest[1] >= 50.0                      # second order: 100
+    assert 5.0 <= rest_without[0] / rest_without[1] <= 20.0      # first order: 10

@@ -190,7 +190,7 @@ def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mv
     of T^T dT (``flow`` with its stage basis, velocity_error.stage_velocity_change: T (n, nf) the state's, w, dT, dw
     from y and err) or T dw (T the chart (n, nf)); the parts of dx and dv in the row space of
     A(x) weighted by ``weight`` (the row space of the SVD's singular values above rel s_1, by the normal equations
-    where A A^T is well conditioned: linalg.rank.row_space_filter's projector); ``flow``: plus the velocity change
+    where A A^T is well conditioned: linalg.rank.row_space_filter's projector); plus (both bases) the velocity change
     -A_r^+ A'(v) u the tangential part u of dx forces (velocity_error.turn_velocity_change, v = T w, r the generic
     rank: :func:`_turn`). A (m, n + 1) holds only holonomic rows and no prescribed motion (the caller's condition)."""
     n = qe.shape[0] - 1
@@ -227,9 +227,8 @@ def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mv
             out[half * n + j] -= (1.0 - weight) * normal[j]
             if half == 0:
                 u[j] = err[j] - normal[j]
-    if flow:
-        k = r if gram else min(k, r)
-        _turn(y, nf, T, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, gram, Us, s, Wt, k, out)
+    k = r if gram else min(k, r)
+    _turn(y, nf, T, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, gram, Us, s, Wt, k, out)
 
 
 @njit(cache=True)

@@ -83,6 +83,9 @@ class CrossingWindow:
     window) and ``_resume(t, q, v) -> y`` (its state behind the window)."""
 
     _own_error_filter = None
+    #: the window's lagrange counts the forced velocity change (Lagrange._forced_change, _window_error) where this is
+    #: True and the formulation's own measure counts it (``forced_change``; nullspace's sparse path does not yet)
+    window_forced_change = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -105,8 +108,11 @@ class CrossingWindow:
         """The lagrange formulation that carries the motion inside a window (made at the first one)."""
         if self._lagrange is None:
             from .lagrange import Lagrange
-            # issue 12gh: the window keeps the continuation's measure (the forced velocity change not counted)
-            self._lagrange = Lagrange(self.model, forced_change=False)
+            counted = self.window_forced_change and getattr(self, "forced_change", True)
+            self._lagrange = Lagrange(self.model, **({} if counted else {"forced_change": False}))
+            rank = getattr(self, "generic_rank", None)
+            if rank is not None:    # the rank off the singular configurations (its own is taken at its first step,
+                self._lagrange._generic_rank = rank     # here at the window's entry, next to one)
         return self._lagrange
 
     @property
@@ -119,7 +125,18 @@ class CrossingWindow:
 
     def _window_error(self, t, y, err):
         """The local error the step control measures: the formulation's own filter outside the window; inside it
-        lagrange's (normal components at NORMAL_ERROR_WEIGHT, linalg.rank), as in a lagrange run. The sixth session
+        lagrange's (normal components at NORMAL_ERROR_WEIGHT, linalg.rank, plus the velocity change -A_r^+ A'(v) P_t dq
+        that the tangential position error forces, Lagrange._forced_change, where ``window_forced_change``), as in a
+        lagrange run. Both measure the first-order change of the motion the run continues from (nullspace's chart:
+        formulations.nullspace_continuation, "The measure"; flow: formulations.velocity_error; partitioning: its
+        difference of split): one quantity on both sides of the window's edges. (12gh had
+        left the window without the forced change because with it a continuation run at dopri5 rtol = atol = 1e-6 went
+        from 3.9e-4 to 1.75e-3 m at the tip on the double four-bar. The reason, measured (energy error of the reduction
+        per accepted step, summed): the chart's own measure then lacked the term, so its steps were not controlled
+        (true / estimate up to 1.19 at 1e-5, benchmarks/flow_local_error.py continuation); their errors, |sum|
+        3.4e-4 and 4.1e-4 J, summed to +6.1e-5 J with the old window and to +2.6e-4 J with the new one, whose shorter steps moved
+        the chart's mesh: cancellation, not control. With the term on both sides the chart's steps carry |sum|
+        1.7e-4 J, +2.4e-5 J signed, and the tip is 3.6e-5 m.) The sixth session
         measured the window's error whole, normal components included, because with the weight the 2x2 four-bar
         (dop853, rtol 1e-12) corrected 1.7e5 tolerances inside a window: that was the projection's level set
         (formulations.extended_projection), whose velocity near the crossing was eps / rho^2 off the branch. With the
@@ -239,7 +256,7 @@ class CrossingWindow:
             return 0.0
         delta = np.cbrt(np.finfo(float).eps) * self.model.length_scale / speed
         jac = lambda s: self.ws.velocity_constraints(t + s, q + s * v, np.zeros_like(q))[1][:m]
-        U, s, _ = svd(jac(0.0), full_matrices=False)
+        U, s = self._decomposition(t, q)
         if not s[0] > 0.0:
             return 0.0
         r = self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
@@ -247,6 +264,40 @@ class CrossingWindow:
             return np.inf
         M = (U[:, :r].T @ ((jac(delta) - jac(-delta)) / (2.0 * delta))) / s[:r, None]       # Sigma_r^-1 U_r^T A'
         return float(np.sqrt(max(eigh(M @ M.T, eigvals_only=True, subset_by_index=[r - 1, r - 1])[0], 0.0)))
+
+
+    def _decomposition(self, t, q):
+        """(U, s): the thin SVD's left singular vectors and singular values of the holonomic Jacobian at (t, q)
+        (nullspace: the singular tracker's of the accepted state, :class:`TrackedRatio`)."""
+        U, s, _ = svd(self.ws.velocity_constraints(t, q, np.zeros_like(q))[1][:self.ws.m], full_matrices=False)
+        return U, s
+
+
+class TrackedRatio:
+    """Mixin before :class:`.crossing_window.CrossingWindow`: gives the window its rho = sigma_r / sigma_1 of the holonomic
+    rows at an accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) and the SVD its rate takes
+    (CrossingWindow._decomposition) from the thin SVD the singular tracker took of the same A there (without
+    nonholonomic rows C = A): one SVD per accepted state, not two or three."""
+
+    def _kept(self, t, q):
+        """The tracker's (t, x, s, U) of A at (t, q), or None."""
+        kept = self.tracker.accepted_values
+        ok = not self.ws.h and kept is not None and kept[0] == t and np.array_equal(kept[1], q)
+        return kept if ok else None
+
+    def _decomposition(self, t, q):
+        kept = self._kept(t, q)
+        return super()._decomposition(t, q) if kept is None or kept[3] is None else (kept[3], kept[2])
+
+    def _ratio(self, t, q):
+        kept = self._kept(t, q)
+        if kept is None:
+            return super()._ratio(t, q)
+        s = kept[2]
+        if not s.size or s[0] <= 0:
+            return 1.0
+        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
+        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
 
 
 def _unresolved(rate: float, h) -> bool:

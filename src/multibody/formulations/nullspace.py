@@ -57,7 +57,7 @@ from ..fast.lapack import fast_pivoted_qr
 from ..fast.nullspace import fast_nullspace_rhs
 from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
-from .crossing_window import CrossingWindow
+from .crossing_window import CrossingWindow, TrackedRatio
 from .singular import SingularTracker
 from .velocity_error import (PhysicalStates, physical_error, stage_velocity_change, turn_velocity_change,
                              velocity_change)
@@ -87,6 +87,8 @@ class NullSpaceEquations(PhysicalStates, Formulation):
     supports_nonholonomic = True     # A below is C = [Phi_q; Psi] (paper 003 eq. 5); x projected on Phi only
     #: the stages of an integrated basis (``flow``, ``recompute``) take B = App. A of T at the stage's x (_velocity)
     stage_basis = True
+    #: the measure counts the forced velocity change (_physical_error; not yet on the sparse path: nullspace_sparse_book)
+    forced_change = True
 
     def __init__(self, model, *, basis: str = "flow", rank_tol: RankTolerance = RankTolerance(),
                  regularization: Regularization = NULLSPACE_REGULARIZATION,
@@ -277,10 +279,11 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         """The local error and both end states on the physical state [x, v] (integrate.explicit.RungeKutta's
         ``error_measure``; formulations.velocity_error): dv = T (dw + K w), K the skew part of T^T dT
         (:func:`.stage_velocity_change`: ``flow`` with the stage basis; a chart: T dw; an integrated T taken as it is,
-        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`; ``flow``: plus
-        the velocity change -A^+ A'(v) P_t dx the tangential position error forces (:func:`.turn_velocity_change`;
-        the measure derived in formulations.velocity_error: Dpi DP err of the continued motion, paper 000 eqs
-        11b-13, App. A). A state of the singular window's layout [q, v] is measured as it is."""
+        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`; plus (``flow``
+        with the stage basis and the chart) the velocity change -A^+ A'(v) P_t dx the tangential position error forces
+        (:func:`.turn_velocity_change`; the measure derived in formulations.velocity_error: Dpi DP err of the
+        continued motion, paper 000 eqs 11b-13, App. A; the chart's: formulations.nullspace_continuation, "The
+        measure"). A state of the singular window's layout [q, v] is measured as it is."""
         n = self.model.n
         if y_new.shape[0] == 2 * n:
             return err, y_old, y_new
@@ -311,7 +314,7 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         dv = stage_velocity_change(T, w, dw, dT) if flow and self.stage_basis else velocity_change(T, w, dw, dT)
         A = self.ws.velocity_constraints(t, x, np.zeros(n))[1]
         e = physical_error(err[:n], dv, A, m, self.normal_weight)
-        if flow and self.stage_basis:       # + the velocity change the tangential position error forces
+        if self.forced_change and (self.stage_basis or not flow):   # + the velocity change dx forces
             e[n:] += turn_velocity_change(self.ws, t, x, T @ w, row_space_filter(A[:m], err[:n]), A, self.generic_rank)
         return e
 
@@ -340,22 +343,6 @@ class NullSpaceEquations(PhysicalStates, Formulation):
             "singular_events": [{k2: e[k2] for k2 in ("t", "rank", "continuing", "new")}
                                 for e in self.events],
         }
-
-
-class TrackedRatio:
-    """Mixin before :class:`.crossing_window.CrossingWindow`: gives the window its rho = sigma_r / sigma_1 of the holonomic rows at an
-    accepted state (CrossingWindow._ratio, the rule of linalg.rank.generic_ratio) from the singular values the
-    singular tracker took of the same A there (without nonholonomic rows C = A): one SVD per accepted state, not two."""
-
-    def _ratio(self, t, q):
-        kept = self.tracker.accepted_values
-        if self.ws.h or kept is None or kept[0] != t or not np.array_equal(kept[1], q):
-            return super()._ratio(t, q)
-        s = kept[2]
-        if not s.size or s[0] <= 0:
-            return 1.0
-        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
-        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
 
 
 class NullSpace(TrackedRatio, CrossingWindow, NullSpaceEquations):

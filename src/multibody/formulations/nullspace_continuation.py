@@ -22,6 +22,18 @@ After every accepted step t_k -> t_{k+1} = t_k + h:
 4. w <- T_{k+1}^T x' (x' tangent at x_{k+1}: the same physical velocity), Omega_{k+1} from A' [Q1 | T]
    (a central difference of A along x', :meth:`ContinuationNullSpace._omega`).
 
+The measure (12hb, derived as flow's in formulations.velocity_error). The velocity of y = [x, w] is X(x) w (plus
+-Q1_k G^+ Phi_t), and A(x) X(x) = 0 at every x, so an error [dx, dw] moves it by X dw + X_x[dx] w = X dw - A^+ A'(v) dx
+(A X = 0 differentiated; X_x[dx] lies in span(Q1_k), where Q1_k G^+ acts as A^+). The after-step action (x onto
+Phi = 0; v <- T_new T_new^T v = P_t v at the projected x) removes the normal part dx_n of dx and adds A^+ A'(v) dx_n
+back, so the continued motion moves by (P_t dx, X dw - A^+ A'(v) P_t dx): flow's measure with K = 0. So the chart's
+measure (NullSpaceEquations._physical_error) counts the forced velocity change -A^+ A'(v) P_t dx whole
+(velocity_error.turn_velocity_change, v = T_k w as the compiled kernel), the normal parts at NORMAL_ERROR_WEIGHT,
+and T_k dw for X dw (they differ in span(Q1_k) by O(h): weighted). Without the forced change the estimate did not
+bound the error (benchmarks/flow_local_error.py with continuation, double four-bar dopri5 rtol = atol = 1e-5: true /
+estimate largest 1.19, 0.76 with it); tests/test_nullspace_continuation.py: the remainder of the continued motion is
+of second order with it, of first order without.
+
 The dense output of a step is read in the chart of that step (``split`` keeps the charts of the last three
 steps). Singular events and diagnostics are those of ``formulations.nullspace.NullSpace``.
 """
@@ -37,8 +49,8 @@ from ..linalg.rank import min_norm_solve, pivoted_qr
 from ..linalg.tangent import SmoothPinv, continue_basis, continue_expm, omega_continued
 from ..fast.nullspace import fast_nullspace_rhs
 from .base import Accelerations
-from .crossing_window import CrossingWindow
-from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations, TrackedRatio
+from .crossing_window import CrossingWindow, TrackedRatio
+from .nullspace import PFAFFIAN_RATE_STEP, NullSpace, NullSpaceEquations
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,8 @@ class SparseBook:
     """Mixin (first base) of the sparse nullspace formulations; the class provides ``current_basis()`` (T of the newest
     accepted state) and ``_basis_at(t, y)`` (T of a state y in the formulation's layout)."""
 
+    forced_change = False   # _physical_error lacks the forced velocity change (NullSpaceEquations.forced_change)
+
     def _sparse_init(self, model) -> None:
         self.dense_note = None
         self.tracker = SparseTracker(self, screen=self.tracker.screen)

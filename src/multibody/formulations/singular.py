@@ -73,12 +73,17 @@ class SingularTracker:
     def __init__(self, form, *, screen: float = 0.2):
         self.form, self.screen = form, screen
         self.history: list[tuple] = []     # (t, x, x', T, sigma_r, sigma_1), last three accepted
-        self.values, self.accepted_values = None, None
+        self.values, self.left, self.accepted_values = None, None, None
 
     def _sigmas(self, t, x, A=None):
-        """(sigma_r, sigma_1) of A at x (``A``: already evaluated there by the caller)."""
-        A = self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1] if A is None else A
-        s = self.values = np.linalg.svd(A, compute_uv=False)
+        """(sigma_r, sigma_1) of A at x (``A``: already evaluated there by the caller, at an accepted state: the thin SVD
+        then keeps the left singular vectors too, ``left``, for the crossing window's rate, CrossingWindow._rate)."""
+        if A is None:
+            A, self.left = self.form.ws.velocity_constraints(t, x, np.zeros_like(x))[1], None
+            s = self.values = np.linalg.svd(A, compute_uv=False)
+        else:
+            self.left, s, _ = np.linalg.svd(A, full_matrices=False)
+            self.values = s
         r = self.form.generic_rank
         return (s[r - 1] if r else 0.0), (s[0] if s.size else 0.0)
 
@@ -87,7 +92,7 @@ class SingularTracker:
         if self.form.generic_rank == 0:
             return
         self.history = (self.history + [(t, x.copy(), v.copy(), T.copy(), *self._sigmas(t, x, A))])[-3:]
-        self.accepted_values = (t, self.history[-1][1], self.values)     # A's singular values at this state
+        self.accepted_values = (t, self.history[-1][1], self.values, self.left)    # A's SVD at this state
         if len(self.history) < 3:
             return
         (_, _, _, _, s0, _), (_, _, _, _, s1, big), (_, _, _, _, s2, _) = self.history
