@@ -238,13 +238,13 @@ def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mv
 
 @njit(cache=True)
 def _independent_part(T, u, dq, out):
-    """u (n,) and out[:n] += T (sgn(c) (|dq| + |c - dq|) - c), c = T^T u (formulations.flow_error.independent_part)."""
+    """u (n,) and out[:n] += T (|dq| + |c - dq| - c), c = T^T u (formulations.flow_error.independent_part)."""
     n, nf = T.shape
     for j in range(nf):
         c = 0.0
         for i in range(n):
             c += T[i, j] * u[i]
-        d = (-1.0 if c < 0.0 else 1.0) * (abs(dq[j]) + abs(c - dq[j])) - c
+        d = abs(dq[j]) + abs(c - dq[j]) - c
         for i in range(n):
             u[i] += T[i, j] * d
             out[i] += T[i, j] * d

@@ -18,8 +18,12 @@ of a sum does not bound the sum's error where its terms cancel; the sum of the e
 inequality): per component of the basis, |T^T dx| <= |dq| + |g|.
 
 What. :func:`independent_part` returns the change of the measured tangential position error from T c (c = T^T dx_t)
-to T (sgn(c) (|dq| + |c - dq|)) (sgn(0) = 1); the velocity change the tangential position error forces
-(formulations.velocity_error.turn_velocity_change) is taken of the bounded error. dq is the w-part of the stepper's
+to T (|dq| + |c - dq|), componentwise; the velocity change the tangential position error forces
+(formulations.velocity_error.turn_velocity_change) is taken of the bounded error. The sign is fixed (+ along T):
+a bound only has a size, and any sign that follows c or dq jumps where they pass zero (c passes zero exactly where
+the bound matters; off the manifold, where redundant rows leave no tangent space of the level set, c is round-off
+and its sign differed between the compiled and the reference projector), and the norm, whose cross terms between the
+tangential part and the normal ones see the sign, would jump with it. Continuous in the state, as T is. dq is the w-part of the stepper's
 ``integral`` (integrate.explicit.RungeKutta: h^2 (A^T e) K, the embedded estimate of an auxiliary coordinate s' = y);
 the compiled attempts form the same sums (fast.nullspace_rk). Only where the stages take the stage basis (the dense
 ``flow``; the sparse path measures its integrated T as it is, formulations.nullspace_flow_sparse), and for a pair
@@ -33,8 +37,7 @@ import numpy as np
 
 
 def independent_part(T: np.ndarray, dx_t: np.ndarray, dq: np.ndarray) -> np.ndarray:
-    """The change (n,) that turns the tangential position error dx_t (n,) into T (sgn(c) (|dq| + |c - dq|)),
-    c = T^T dx_t, dq (f,) the embedded estimate of the independent coordinates (module docstring)."""
+    """The change (n,) that turns the tangential position error dx_t (n,) into T (|dq| + |c - dq|), c = T^T dx_t,
+    dq (f,) the embedded estimate of the independent coordinates (module docstring)."""
     c = T.T @ dx_t
-    sign = np.where(c < 0.0, -1.0, 1.0)
-    return T @ (sign * (np.abs(dq) + np.abs(c - dq)) - c)
+    return T @ (np.abs(dq) + np.abs(c - dq) - c)
