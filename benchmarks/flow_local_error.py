@@ -53,8 +53,8 @@ def instrument(rtol, rows):
     """Wrap NullSpaceEquations.error_measure: append (t, |true|, |estimate|, |estimate without the forced change|)."""
     measure = ns.NullSpaceEquations.error_measure
 
-    def wrapped(self, t_old, y_old, t_new, y_new, err):
-        out = measure(self, t_old, y_old, t_new, y_new, err)
+    def wrapped(self, t_old, y_old, t_new, y_new, err, integral=None):
+        out = measure(self, t_old, y_old, t_new, y_new, err, integral)
         n = self.model.n
         if y_new.shape[0] == 2 * n:          # the singular window's [q, v]: lagrange's equations
             return out
@@ -70,6 +70,7 @@ def instrument(rtol, rows):
         e, p0, p1 = out
         rows.append([t_new] + [error_norm(v, p0, p1, rtol, rtol) for v in (true, e, e - np.r_[np.zeros(n), turn])])
         return out
+    wrapped.integral = True
     ns.NullSpaceEquations.error_measure = wrapped
 
 

@@ -182,13 +182,14 @@ def test_error_measure_matches_reference(name, basis):
     """The compiled error measure on [x, v] (nullspace_kernels.physical_error: the row-space projector by the normal
     equations where A A^T is well conditioned, else by the SVD) is the reference's (formulations.velocity_error, the
     SVD projector of linalg.rank.row_space_filter) up to round-off, on and off the constraint manifold, with redundant
-    rows (the modified four-bars); the end states are [x, x'] of split."""
+    rows (the modified four-bars), flow's tangential position error bounded by its two parts (formulations.flow_error,
+    the stepper's ``integral``); the end states are [x, x'] of split."""
     model = MODELS[name].factory()
     fast, ref, y0 = pair(model, basis)
     rng = np.random.default_rng(13)
     for y in states(model, fast, y0, rng):
-        err = rng.standard_normal(y.shape[0])
-        got, want = fast.error_measure(0.0, y, 0.0, y, err), ref.error_measure(0.0, y, 0.0, y, err)
+        err, integral = rng.standard_normal(y.shape[0]), rng.standard_normal(y.shape[0])
+        got, want = fast.error_measure(0.0, y, 0.0, y, err, integral), ref.error_measure(0.0, y, 0.0, y, err, integral)
         assert got[0].shape == (2 * model.n,)
         assert close(got[0], want[0], round_off(ref, y), scale=np.abs(want[0]).max())
         assert close(got[2], want[2], round_off(ref, y))

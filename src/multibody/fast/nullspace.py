@@ -52,9 +52,10 @@ class _FastNullSpace:
         min_norm_multipliers(np.ascontiguousarray(A), np.ascontiguousarray(b), rtol, lam)
         return lam
 
-    def physical_error(self, y, err, T, flow, weight):
+    def physical_error(self, y, err, T, flow, weight, dq=None):
         """The local error on the physical state [x, v] (2 n,) at the step's end y (nullspace_kernels.physical_error,
-        the numbers of the compiled attempts), or None for a model with nonholonomic rows (the reference measures)."""
+        the numbers of the compiled attempts; dq: formulations.flow_error's bound, None: not), or None for a model with
+        nonholonomic rows (the reference measures)."""
         from .nullspace_kernels import physical_error
         from .project_kernels import ROW_SPACE_REL
         if self.h:
@@ -64,7 +65,7 @@ class _FastNullSpace:
         try:
             physical_error(np.ascontiguousarray(y), np.ascontiguousarray(err), self.nf, flow, np.ascontiguousarray(T),
                            weight, ROW_SPACE_REL, p.prim, p.pval, p.mcols, p.mloc, p.mvec, self.qe, self.ve, self.A,
-                           self.gamma, self.G, self.rank, out)
+                           self.gamma, self.G, self.rank, np.zeros(0) if dq is None else np.ascontiguousarray(dq), out)
         except ValueError:      # numba's SVD did not converge: the reference measures
             return None
         return out
@@ -188,6 +189,8 @@ class NullSpaceAttempts:
                      np.zeros(n + 1), np.zeros(n + 1), np.zeros((m, n + 1)), np.zeros(m), np.zeros((m, m)),
                      int(formulation.generic_rank))
         self.length = n + nf if r.continuation else n + nf + n * nf
+        s = int(tableau.n_stages)       # A^T e: the stages' weights of the independent coordinates' estimate (flow_error)
+        self.ae = np.zeros(0) if r.continuation else np.ascontiguousarray(tableau.a[:s, :s].T @ tableau.e)
         self.fargs = (r.ints, r.floats)         # the chart's (Q1, T) join per call; a flow run types them empty
         self.cargs = self.fargs + (np.zeros((n, 0)), np.zeros((n, 0)))
 
@@ -200,7 +203,8 @@ class NullSpaceAttempts:
         before = self.counts.copy()
         try:
             out = self.kernel(t, y, h_abs, bounds, self.tab, self.ctrl + (-1.0 if error_prev is None else error_prev,),
-                              self.tols, K, self.form.f, r.continuation, cargs, self.fargs, self.filt, self.counts)
+                              self.tols, K, self.form.f, r.continuation, cargs, self.fargs, self.filt, self.ae,
+                              self.counts)
         except ValueError:      # numba's SVD did not converge: the reference makes the attempt
             out = self.HAND_BACK, t, y, h_abs, 0.0, 0.0, 0, 0, False
         r.paths[0] += int(self.counts[0] - before[0])

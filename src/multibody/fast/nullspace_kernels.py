@@ -184,7 +184,7 @@ def _normal_part(A, n, gram, G, Wt, k, x, out):
 
 
 @njit(cache=True)
-def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, r, out):
+def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, r, dq, out):
     """out (2 n,) <- the null-space formulations' local error on the physical state [x, v] at the step's end y
     (NullSpaceEquations.error_measure, formulations.velocity_error): dx = err[:n]; dv = T (dw + K w), K the skew part
     of T^T dT (``flow`` with its stage basis, velocity_error.stage_velocity_change: T (n, nf) the state's, w, dT, dw
@@ -192,7 +192,9 @@ def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mv
     A(x) weighted by ``weight`` (the row space of the SVD's singular values above rel s_1, by the normal equations
     where A A^T is well conditioned: linalg.rank.row_space_filter's projector); plus (both bases) the velocity change
     -A_r^+ A'(v) u the tangential part u of dx forces (velocity_error.turn_velocity_change, v = T w, r the generic
-    rank: :func:`_turn`). A (m, n + 1) holds only holonomic rows and no prescribed motion (the caller's condition)."""
+    rank: :func:`_turn`), the tangential part of dx first bounded by its two parts where dq (nf,) is given (the estimate
+    of the independent coordinates, formulations.flow_error.independent_part; empty: not). A (m, n + 1) holds only
+    holonomic rows and no prescribed motion (the caller's condition)."""
     n = qe.shape[0] - 1
     u = err[n:n + nf].copy()                        # dw + K w
     if flow:
@@ -227,8 +229,24 @@ def physical_error(y, err, nf, flow, T, weight, rel, prim, pval, mcols, mloc, mv
             out[half * n + j] -= (1.0 - weight) * normal[j]
             if half == 0:
                 u[j] = err[j] - normal[j]
+    if dq.shape[0] == nf and nf > 0:
+        _independent_part(T, u, dq, out)
     k = r if gram else min(k, r)
     _turn(y, nf, T, u, prim, pval, mcols, mloc, mvec, qe, ve, A, gamma, G, gram, Us, s, Wt, k, out)
+
+
+@njit(cache=True)
+def _independent_part(T, u, dq, out):
+    """u (n,) and out[:n] += T (|dq| + |c - dq| - c), c = T^T u (formulations.flow_error.independent_part)."""
+    n, nf = T.shape
+    for j in range(nf):
+        c = 0.0
+        for i in range(n):
+            c += T[i, j] * u[i]
+        d = abs(dq[j]) + abs(c - dq[j]) - c
+        for i in range(n):
+            u[i] += T[i, j] * d
+            out[i] += T[i, j] * d
 
 
 @njit(cache=True)

@@ -57,15 +57,18 @@ def _stages(t, y, h, tab, K, cont, cargs, fargs, counts, y_new):
 
 
 @njit(cache=True)
-def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs, filt, counts):
+def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs, filt, ae, counts):
     """Attempts of one step from (t, y) with |h| = h_abs until one is accepted (rk_kernels.rk_attempts' contract:
     returns (status, t_new, y_new, h_abs, h_next, err, rejected attempts, rhs evaluations, rejected); with HAND_BACK,
-    h_abs and ``rejected`` describe the attempt the caller must make on the reference path)."""
+    h_abs and ``rejected`` describe the attempt the caller must make on the reference path). ae = A^T e (flow; empty
+    for a chart): dq = h^2 sum_j ae_j K_j[w], the estimate of the independent coordinates (formulations.flow_error;
+    RungeKutta's ``integral``)."""
     min_step, max_step = bounds[2], bounds[3]
     s, order, stretch = tab[4], tab[6], tab[7]
     N, n = y.shape[0], filt[7].shape[0] - 1
     y_new, err_vec = np.empty(N), np.empty(N)
     phys, p_old, p_new = np.empty(2 * n), np.empty(2 * n), np.empty(2 * n)     # [x, v]: error, start, end
+    dq = np.zeros(nf if ae.shape[0] else 0)
     p_old[:n] = y[:n]
     p_old[n:] = K[0][:n]
     rejected, n_rejected, nfev, err = False, 0, 0, 0.0
@@ -83,7 +86,13 @@ def ns_attempts(t, y, h_abs, bounds, tab, ctrl, tols, K, nf, cont, cargs, fargs,
             T = cargs[3]
         else:
             T = y_new[n + nf:].reshape((n, nf))
-        physical_error(y_new, err_vec, nf, not cont, T, *filt, phys)
+        h = t_new - t
+        for j in range(dq.shape[0]):
+            acc = 0.0
+            for i in range(ae.shape[0]):
+                acc += ae[i] * K[i, n + j]
+            dq[j] = h * h * acc
+        physical_error(y_new, err_vec, nf, not cont, T, *filt, dq, phys)
         p_new[:n] = y_new[:n]
         if tab[5]:
             p_new[n:] = K[s - 1][:n]

@@ -58,6 +58,7 @@ from ..fast.nullspace import fast_nullspace_rhs
 from ..fast.packed import compiled_workspace
 from .base import Accelerations, Formulation
 from .crossing_window import CrossingWindow, TrackedRatio
+from .flow_error import independent_part
 from .singular import SingularTracker
 from .velocity_error import (PhysicalStates, physical_error, stage_velocity_change, turn_velocity_change,
                              velocity_change)
@@ -109,8 +110,7 @@ class NullSpaceEquations(PhysicalStates, Formulation):
         self._jump: tuple = (None, 0.0)     # (t, size) of the largest jump of w at a re-basis (issue 17: a
         # running max, no list per step, so memory stays flat however long the run)
         self._wmax = 0.0
-        self.events: list[dict] = []
-        self.error_filter = None         # the local error is measured on [x, v] (error_measure)
+        self.events, self.error_filter = [], None        # the local error is measured on [x, v] (error_measure)
         self.dense_note = _dense_note(model)
 
     # ------------------------------------------------------------------ state layout
@@ -275,47 +275,51 @@ class NullSpaceEquations(PhysicalStates, Formulation):
     def _store(self, t, pqr, w, T):
         self._last = (t, pqr.rank, pqr.R_diag, w.copy(), T.copy())
 
-    def error_measure(self, t_old, y_old, t_new, y_new, err):
+    def error_measure(self, t_old, y_old, t_new, y_new, err, integral=None):
         """The local error and both end states on the physical state [x, v] (integrate.explicit.RungeKutta's
         ``error_measure``; formulations.velocity_error): dv = T (dw + K w), K the skew part of T^T dT
         (:func:`.stage_velocity_change`: ``flow`` with the stage basis; a chart: T dw; an integrated T taken as it is,
-        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`; plus (``flow``
-        with the stage basis and the chart) the velocity change -A^+ A'(v) P_t dx the tangential position error forces
-        (:func:`.turn_velocity_change`; the measure derived in formulations.velocity_error: Dpi DP err of the
-        continued motion, paper 000 eqs 11b-13, App. A; the chart's: formulations.nullspace_continuation, "The
+        the sparse path: dT w + T dw - dT dw), the normal parts of dx and dv at :meth:`normal_weight`; ``flow``: the
+        tangential dx bounded by its two parts (formulations.flow_error; dq from the stepper's ``integral``); plus
+        (``flow`` with the stage basis and the chart) the velocity change -A^+ A'(v) P_t dx the tangential position
+        error forces (:func:`.turn_velocity_change`; the measure derived in formulations.velocity_error: Dpi DP err of
+        the continued motion, paper 000 eqs 11b-13, App. A; the chart's: formulations.nullspace_continuation, "The
         measure"). A state of the singular window's layout [q, v] is measured as it is."""
         n = self.model.n
         if y_new.shape[0] == 2 * n:
             return err, y_old, y_new
-        e = self._physical_error(t_new, y_new, err)
-        return e, self._physical(t_old, y_old), self._physical(t_new, y_new)
+        dq = integral[n:n + self.f] if integral is not None and self.basis == "flow" and self.stage_basis else None
+        return self._physical_error(t_new, y_new, err, dq), self._physical(t_old, y_old), self._physical(t_new, y_new)
+
+    error_measure.integral = True      # the stepper passes ``integral`` (integrate.explicit.RungeKutta)
 
     @property
     def normal_weight(self) -> float:
-        """Weight of the parts of dx and dv normal to the constraints in the measured error: NORMAL_ERROR_WEIGHT, as
-        lagrange's filter, where the stages' velocity is tangent (a chart X w with A X = 0; the stage basis B w). The
-        projection removes those parts, but they must stay small enough for it to land on the same assembly branch
-        (removed altogether, a driven slider-crank with no free motion had no error to control and took one step from
-        0.15 s to 1 s onto the mirror assembly). 1 (measured whole) for an integrated T taken as it is (the sparse
-        path): its normal part acts on the motion within the step at first order (x' = T w leaves the manifold along
-        it, z projects the forces through it)."""
+        """Weight of the normal parts of dx and dv in the measured error: NORMAL_ERROR_WEIGHT (lagrange's) where the
+        stages' velocity is tangent (a chart X w, A X = 0; the stage basis B w): the projection removes them, but they
+        must stay small enough for it to land on the same branch (removed, a driven slider-crank took one step from
+        0.15 s to 1 s onto the mirror assembly). 1 for an integrated T taken as it is (the sparse path): its normal
+        part acts on the motion within the step at first order (x' = T w, z projects the forces through it)."""
         return NORMAL_ERROR_WEIGHT if self.basis == "continuation" or self.stage_basis else 1.0
 
-    def _physical_error(self, t, y, err):
-        """[dx, dv] filtered (formulations.velocity_error.physical_error; compiled where the model allows)."""
+    def _physical_error(self, t, y, err, dq=None):
+        """[dx, dv] filtered (velocity_error.physical_error; compiled where possible); dq: flow_error's bound or None."""
         n, f = self.model.n, self.f
         x, w, T = self.unpack(y)
         flow = self.basis != "continuation"
         if self.fast_rhs is not None:   # compiled: the numbers of the compiled attempts (fast.nullspace_rk), bitwise
-            out = self.fast_rhs.physical_error(y, err, T, flow, self.normal_weight)
+            out = self.fast_rhs.physical_error(y, err, T, flow, self.normal_weight, dq)
             if out is not None:
                 return out
         dw, dT, m = err[n:n + f], (err[n + f:].reshape(n, f) if flow else None), self.ws.m
         dv = stage_velocity_change(T, w, dw, dT) if flow and self.stage_basis else velocity_change(T, w, dw, dT)
         A = self.ws.velocity_constraints(t, x, np.zeros(n))[1]
-        e = physical_error(err[:n], dv, A, m, self.normal_weight)
+        e, u = physical_error(err[:n], dv, A, m, self.normal_weight), row_space_filter(A[:m], err[:n])
+        if dq is not None:                  # the tangential dx bounded by its two parts (flow_error)
+            d = independent_part(T, u, dq)
+            e[:n], u = e[:n] + d, u + d
         if self.forced_change and (self.stage_basis or not flow):   # + the velocity change dx forces
-            e[n:] += turn_velocity_change(self.ws, t, x, T @ w, row_space_filter(A[:m], err[:n]), A, self.generic_rank)
+            e[n:] += turn_velocity_change(self.ws, t, x, T @ w, u, A, self.generic_rank)
         return e
 
     # ------------------------------------------------------------------ output

@@ -159,12 +159,12 @@ class SparseBook:
         out[:n] = tangent + NORMAL_ERROR_WEIGHT * (err[:n] - tangent)
         return out, N
 
-    def _physical_error(self, t, y, err):
+    def _physical_error(self, t, y, err, dq=None):
         """NullSpaceEquations._physical_error (formulations.velocity_error: [dx, dv], dv = T dw + dT (w - dw) or T dw)
         with the tangent parts N N^T dx, N N^T dv from the null basis N of the chart LU: A (holonomic rows only) has
         full row rank on this path, so null(A) = span(N) and (I - A^+ A) = N N^T, without the dense SVD of
         linalg.rank.row_space_filter (O(n^3), 30 ms per step at n = 243). ``flow`` measures the normal parts whole
-        (normal_weight 1): no filter at all."""
+        (normal_weight 1): no filter at all. dq is always None here (the stages take T as it is: formulations.flow_error)."""
         n, f = self.model.n, self.f
         x, w, T = self.unpack(y)
         dv = velocity_change(T, w, err[n:n + f], err[n + f:].reshape(n, f) if self.basis != "continuation" else None)

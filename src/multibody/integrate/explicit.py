@@ -159,7 +159,10 @@ class RungeKutta:
     error_measure : callable ``(t_old, y_old, t_new, y_new, err) -> (err', y_old', y_new')`` or None -- the
         filtered local error and both end states in the layout where the error is measured (issue 12: a
         formulation whose state rebuilds the velocity, e.g. partitioning's [q, v_I], measures the error of the
-        physical state [q, v]); the norm of controllers.error_norm is taken of those (scalar atol).
+        physical state [q, v]); the norm of controllers.error_norm is taken of those (scalar atol). With the attribute
+        ``integral`` = True it also gets ``integral=`` h sum_i e_i Y_i = h^2 (A^T e) K (N,; Y_i the stages, sum e_i = 0):
+        the estimate of an auxiliary coordinate s' = y (formulations.flow_error); for a single estimate only (not
+        DOP853's quotient of two, Hairer's combination, which a bound of either one's parts does not bound).
 
     Attributes
     ----------
@@ -303,7 +306,10 @@ class RungeKutta:
     def _measured_norm(self, weights, t_new, h, y, y_new) -> float:
         err = self._local_error(weights, t_new, y_new, h)
         if self.error_measure is not None:
-            err, y, y_new = self.error_measure(t_new - h, y, t_new, y_new, err)
+            s = self.tableau.n_stages
+            extra = ({"integral": h * h * ((self.tableau.a[:s, :s].T @ weights) @ self._K[:s])}
+                     if getattr(self.error_measure, "integral", False) and self.tableau.e3 is None else {})
+            err, y, y_new = self.error_measure(t_new - h, y, t_new, y_new, err, **extra)
         return error_norm(err, y, y_new, self.rtol, self.atol)
 
     def _error_norm(self, t_new, h, y, y_new) -> float:
