@@ -118,6 +118,26 @@ def _exact_crossings_cells(t_end: float, cells: int) -> np.ndarray:
     return np.array([brentq(f, t[i], t[i + 1], xtol=1e-13) for i in np.flatnonzero(s[:-1] * s[1:] < 0)])
 
 
+@pytest.mark.parametrize("cells, integrator, offset", [
+    (2, "dopri5", 2e-4), (2, "dop853", 2e-4), (2, "dop853", -5e-4), (25, "dopri5", 2e-4), (25, "dopri5", -5e-4)])
+def test_a_crossing_in_the_last_step_is_reported(cells, integrator, offset):
+    """A run that ends ``offset`` s after (before) its first crossing, at rtol 1e-4: its last step contains the crossing
+    (does not), sigma_r / sigma_1 falls to zero inside it and rises again to the run's end, so the end sample is the
+    lowest, a minimum with one neighbour (simulation.crossings.CrossingMonitor._close; before: not reported). The
+    crossings reported are exactly the multiples of pi the run's own crank passes (sin theta = 0: all bars
+    horizontal, the singular configuration), one after the crossing, none before it (the run's crossing time is off
+    the exact one by its phase error, ~1e-4 s at this tolerance with |theta'| >= 1 rad/s: below |offset|). Two cells:
+    the dense monitor; 25 cells (n = 153): the sparse one (simulation.crossings_sparse)."""
+    from multibody.models.four_bars import n_four_bar
+    t_star = _exact_crossings_cells(1.0, cells)[0]
+    model = MODELS["double-four-bar"].factory() if cells == 2 else n_four_bar(cells=cells)
+    r = simulate(model, t_end=t_star + offset, options=RunOptions(integrator=integrator, rtol=1e-4, atol=1e-4))
+    th = r.column("q", "bar1.theta")
+    own = int(np.abs(np.diff(np.floor(th / np.pi))).sum())
+    assert own == (1 if offset > 0 else 0)
+    assert len(r.summary["singular_crossings"]) == own
+
+
 @pytest.mark.parametrize("rtol", [1e-4, 1e-7])
 def test_n_four_bar_40_crossings_on_the_sparse_path(rtol):
     """The 81-bar N-four-bar (n = 243, sparse path) is monitored by the sparse pivot-ratio indicator

@@ -80,7 +80,7 @@ class CrossingStep:
         h = abs(stepper.h)                                       # the proposed step
         lead = node * CROSSING_FRACTION * h                      # the crossing step's start before the crossing
         d = r1 * (t1 - t0) / (r0 - r1) if r1 < r0 and r1 < screen and t1 > t0 else np.inf   # time to the crossing
-        if r1 < screen and t1 == stepper.t:     # the secant of a concave flank comes late: the earlier of the two
+        if self._looks_ahead(r1, screen, t1, stepper.t):    # the secant comes late or not at all: the earlier
             d = min(d, self._ahead(t1, r1, (h + lead) * STEER_SLACK))
         if not (np.isfinite(d) and d > 0.0 and half_gap > 0.0):
             return
@@ -105,14 +105,29 @@ class CrossingStep:
         close (:meth:`steer`)."""
         if not self.pieces or self.pieces[-1][1] != t1 or self._clear_ahead(reach):
             return np.inf
+        return self._first_dip(t1, reach, [t1], [r1], self._ahead_ratio)
+
+    def _looks_ahead(self, r1: float, screen: float, t1: float, t: float) -> bool:
+        """Whether :meth:`steer` looks ahead (:meth:`_ahead`): the dense monitor where its last sample, at the
+        stepper's state, is below the screen (sigma_r / sigma_1 samples everywhere else exclude a crossing by Weyl)."""
+        return r1 < screen and t1 == t
+
+    def _first_dip(self, t1: float, reach: float, t_known: list, r_known: list, ratio_at) -> float:
+        """Time from t1 to the first V-shaped dip of ``ratio_at(t, q)`` (a quantity ~ |t - t*| at a transversal crossing)
+        within ``reach`` (inf: none): sampled on the last piece's cubic Hermite interpolant extrapolated at AHEAD + 1
+        equal intervals of the reach, after the known samples (t_known, r_known; the last at t1); the first interior
+        local minimum refined by Brent's bounded search between its neighbours (not behind t1) counts when it lies
+        below half of them, and, bracketed by a known sample behind t1, clearly ahead of t1 (else that crossing is
+        behind, the monitor's). Shared by the dense and the sparse monitor (simulation.crossings_sparse)."""
         ta, tb, _, qa, va, qb, vb = self.pieces[-1]
-        ratio = lambda t: self._ahead_ratio(t, hermite(t, ta, qa, va, tb, qb, vb))     # noqa: E731
-        ts = t1 + reach * np.arange(AHEAD + 2) / AHEAD
-        rs = [r1] + [ratio(t) for t in ts[1:]]
-        for k in range(1, AHEAD + 1):          # the first dip: the next crossing
+        ratio = lambda t: ratio_at(t, hermite(t, ta, qa, va, tb, qb, vb))     # noqa: E731
+        ahead = t1 + reach * np.arange(1, AHEAD + 2) / AHEAD
+        ts, rs = list(t_known) + list(ahead), list(r_known) + [ratio(t) for t in ahead]
+        for k in range(1, len(ts) - 1):          # the first dip: the next crossing
             if rs[k] <= min(rs[k - 1], rs[k + 1]):
-                best = so.minimize_scalar(lambda t: ratio(t) ** 2, bounds=(ts[k - 1], ts[k + 1]), method="bounded",
-                                          options={"xatol": 1e-3 * reach})
-                if np.sqrt(best.fun) < 0.5 * min(rs[k - 1], rs[k + 1]):
+                lo, xatol = max(ts[k - 1], t1), 1e-3 * reach
+                best = so.minimize_scalar(lambda t: ratio(t) ** 2, bounds=(lo, ts[k + 1]), method="bounded",
+                                          options={"xatol": xatol})
+                if np.sqrt(best.fun) < 0.5 * min(rs[k - 1], rs[k + 1]) and (ts[k - 1] >= t1 or best.x > t1 + 2 * xatol):
                     return best.x - t1 if best.x <= t1 + reach else np.inf
         return np.inf
