@@ -33,8 +33,9 @@ nullspace with the continued basis (w = T^T v). Entering and leaving change no n
 after the exit is not the controller's long step of the window. The limit holds for the window's first step too
 (twelfth session, 12he): with it cleared there, the entry steps of the N-four-bar (N = 10, nullspace-flow, dop853,
 rtol 1e-6) ran at h rate 0.9-1.35, carried nearly all of the run's energy error with one sign, and their estimate
-read 1.6-2.4 times below the error where h rate ~ 1.3 (h L <= 1 is where an embedded estimate bounds the error). (Until session 11 the time to the crossing was
-extrapolated from a secant of rho over the last step; over the top of rho it came out ~4x long, and two steps of
+read 1.6-2.4 times below the error where h rate ~ 1.3 (h L <= 1 is where an embedded estimate bounds the error).
+(Until session 11 the time to the crossing was extrapolated from a secant of rho over the last step; over the top
+of rho it came out ~4x long, and two steps of
 nullspace-flow, dop853, rtol 1e-4 on the N-four-bar with 40 cells stepped over a crossing unseen.)
 
 The stepper continues on the new state with its step size (integrate.explicit.RungeKutta.reset takes a state of
@@ -46,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import eigh, svd
 
-from ..linalg.rank import RankTolerance, generic_ratio
+from ..linalg.rank import RankTolerance, generic_ratio, generic_ratio_of_values
 
 #: the window opens at WINDOW_FACTOR sqrt(eps / rtol): there the relative round-off eps / rho^2 of the rebuilt
 #: acceleration is rtol / WINDOW_FACTOR^2 (1/16 of the tolerance; the measured constant 1.4e-16 / theta^2 is below
@@ -270,7 +271,6 @@ class CrossingWindow:
         M = (U[:, :r].T @ ((jac(delta) - jac(-delta)) / (2.0 * delta))) / s[:r, None]       # Sigma_r^-1 U_r^T A'
         return float(np.sqrt(max(eigh(M @ M.T, eigvals_only=True, subset_by_index=[r - 1, r - 1])[0], 0.0)))
 
-
     def _decomposition(self, t, q):
         """(U, s): the thin SVD's left singular vectors and singular values of the holonomic Jacobian at (t, q)
         (nullspace: the singular tracker's of the accepted state, :class:`TrackedRatio`)."""
@@ -298,11 +298,8 @@ class TrackedRatio:
         kept = self._kept(t, q)
         if kept is None:
             return super()._ratio(t, q)
-        s = kept[2]
-        if not s.size or s[0] <= 0:
-            return 1.0
-        self._generic = max(self._generic, int(np.count_nonzero(s > RankTolerance().rtol * s[0])))
-        return float(s[self._generic - 1] / s[0]) if self._generic else 1.0
+        ratio, self._generic, _ = generic_ratio_of_values(kept[2], self._generic)
+        return ratio
 
 
 def _unresolved(rate: float, h) -> bool:

@@ -88,7 +88,12 @@ def generic_ratio(A: np.ndarray, generic: int, tolerance: RankTolerance = RankTo
     """(sigma_r / sigma_1, r, sigma_1) of A by its singular values, r = max(``generic``, rank of A): the generic rank
     is the largest rank seen along a run, and sigma_r falls to zero at a singular configuration (paper 000 Sect.
     2.5). The ratio is 1 without rows, for A = 0 or while r = 0."""
-    s = svd(A, compute_uv=False)
+    return generic_ratio_of_values(svd(A, compute_uv=False), generic, tolerance)
+
+
+def generic_ratio_of_values(s: np.ndarray, generic: int,
+                            tolerance: RankTolerance = RankTolerance()) -> tuple[float, int, float]:
+    """:func:`generic_ratio` from A's singular values s (descending), where they are at hand already."""
     if not s.size or s[0] <= 0:
         return 1.0, generic, 0.0
     generic = max(generic, int(np.count_nonzero(s > tolerance.rtol * s[0])))
