@@ -12,7 +12,9 @@ solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5) and those the run'
 multiples of pi between its accepted angles, so a step across two counts two; models with an exact reduction), accepted steps, the smallest step, the largest
 after-step move (error scales; and as StepWatch judges it: the largest turn of the
 velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the
-relative energy drift, the wall time and the run's CPU time (the machine may be shared), and for a model with an
+relative energy drift, the wall time and the run's CPU time (the machine may be shared), the code it ran on
+(source: the git tree hash of ``src``, source_tree; ``--check`` counts the rows measured on the source as it is),
+and for a model with an
 exact reduction the tip error of the same integrator at the same rtol / atol on the reduction itself
 (reduced_tip_error_m: the project's own Runge-Kutta on theta'' = -k cos theta), the yardstick (reduced_envelope_m:
 the largest such reduced error over rtol, atol x 10^(j/8), |j| <= 3) and tip_ratio = phase(tip error) /
@@ -41,10 +43,13 @@ import multiprocessing as mp
 import os
 import re
 import resource
+import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 
+import multibody
 from multibody import RunOptions, simulate
 from multibody.errors import MultibodyError, SimulationError
 from multibody.models.four_bars import double_four_bar, n_four_bar
@@ -66,7 +71,7 @@ CROSSINGS_2X2 = 7
 FIELDS = ["model", "formulation", "integrator", "rtol", "atol", "step", "status", "crank_spread_rad", "tip_error_m",
           "crossings", "crossings_expected", "steps", "min_step_s", "max_jump_scales", "energy_drift_rel",
           "wall_s", "blas_kernel", "message", "cpu_s", "max_branch_move", "max_action_tolerances",
-          "reduced_tip_error_m", "tip_ratio", "reduced_envelope_m", "crossings_own"]
+          "reduced_tip_error_m", "tip_ratio", "reduced_envelope_m", "crossings_own", "source"]
 
 
 def expected_crossings(cells, t_end) -> int:
@@ -181,6 +186,35 @@ def _cpu_of(pid: int):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def source_tree() -> str:
+    """The code a row was measured on: the git tree hash of the ``src`` directory the runs import (``git rev-parse
+    HEAD:src``), with ``+dirty`` when that directory differs from it, ``unknown`` when the package is imported from
+    elsewhere or git cannot tell. Two commits with the same ``src`` give the same hash, so a row stays current
+    across benchmark, test and documentation commits and goes stale with any change of the package."""
+    root = Path(__file__).resolve().parents[1]
+    if Path(multibody.__file__).resolve().parent != root / "src" / "multibody":
+        return "unknown"
+    git = ["git", "-C", str(root)]
+    tree = subprocess.run(git + ["rev-parse", "HEAD:src"], capture_output=True, text=True)
+    dirty = subprocess.run(git + ["status", "--porcelain", "--", "src"], capture_output=True, text=True)
+    if tree.returncode or dirty.returncode:
+        return "unknown"
+    return tree.stdout.strip()[:12] + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def provenance(path: str, kernel: str = "") -> str:
+    """How many rows of a CSV (of ``kernel``, all when empty) were measured on the source as it is now, per kernel."""
+    now = source_tree()
+    counts = {}
+    for r in csv.DictReader(open(path, newline="")):
+        if not kernel or r.get("blas_kernel") == kernel:
+            c = counts.setdefault(r.get("blas_kernel", ""), [0, 0])
+            c[0] += r.get("source") == now and not now.endswith(("+dirty", "unknown"))
+            c[1] += 1
+    parts = ", ".join(f"{k} {c[0]} of {c[1]}" for k, c in sorted(counts.items()))
+    return f"rows measured on this source (src tree {now}): {parts}"
+
+
 def step_label(step: float) -> str:
     """A generalized-alpha step as written in the rows: 1e-03, or all its digits when it is not round (a step chosen
     to put a grid point on a crossing, e.g. 0.0010004979401862)."""
@@ -292,14 +326,16 @@ def main():
                                                "(singular_yardstick) and exit 1 if there are any; --kernel K: only K")
     a = p.parse_args()
     if a.check:
-        raise SystemExit(check(a.check, a.kernel))
+        status = check(a.check, a.kernel)
+        print(provenance(a.check, a.kernel))
+        raise SystemExit(status)
     if a.add_reference:
         add_reference(a.add_reference)
         return
     if a.table:
         print(table(a.table, a.kernel or "default"))
         return
-    kernel = os.environ.get("OPENBLAS_CORETYPE", "default")
+    kernel, source = os.environ.get("OPENBLAS_CORETYPE", "default"), source_tree()
     expected = {}
     out = open(a.csv, "a", newline="") if a.csv else None
     writer = csv.DictWriter(out, _header(a.csv), extrasaction="ignore") if out else None
@@ -311,8 +347,8 @@ def main():
         t0 = time.perf_counter()
         row = {"model": name, "formulation": f, "integrator": i, "rtol": f"{rtol:.0e}" if step is None else "",
                "atol": f"{atol:.0e}" if step is None else "", "step": "" if step is None else step_label(step),
-               "crossings_expected": expected[name], "blas_kernel": kernel, **isolated((name, f, i, rtol, atol, step),
-                                                                                      a.timeout)}
+               "crossings_expected": expected[name], "blas_kernel": kernel, "source": source,
+               **isolated((name, f, i, rtol, atol, step), a.timeout)}
         row["wall_s"] = f"{time.perf_counter() - t0:.1f}"
         row = with_reference(row, MODELS[name][1], MODELS[name][2])
         label = f"h {step_label(step)}" if step else f"rtol {rtol:.0e} atol {atol:.0e}"
