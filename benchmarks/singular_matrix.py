@@ -1,29 +1,28 @@
 """Parallelogram chains through their singular configurations (issue 12): the whole matrix model x formulation x
 integrator x rtol x atol.
 
-Per run it prints and writes (``--csv``, one row after each run): the exit status (``ok``, ``STOPPED`` with the
-run's own SimulationError message, ``TIMEOUT`` after ``--timeout`` CPU s, ``n/a`` where the integrator does not
-integrate that formulation), the crank spread (modulo 2 pi; 0 on the parallel branch; for the 2x2 four-bar the largest
-spread within the lower and within the upper cranks), the crank-tip error against the exact reduction
-theta'' = -k cos theta (models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the modified double
-and triple four-bars and the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed
-form: "-"), the singular crossings reported against the number expected (sign changes of sin theta of the exact
-solution; 7 in 2 s for the 2x2 four-bar, paper 000 Sect. 3.5) and those the run's own crank passes (crossings_own, the
-multiples of pi between its accepted angles, so a step across two counts two; models with an exact reduction), accepted steps, the smallest step, the largest
-after-step move (error scales; and as StepWatch judges it: the largest turn of the
-velocity / shift of the positions, and the largest velocity change in tolerances, simulation.step_watch), the
-relative energy drift, the wall time and the run's CPU time (the machine may be shared), the code it ran on
-(source: the git tree hash of ``src``, source_tree; ``--check`` counts the rows measured on the source as it is),
-and for a model with an
-exact reduction the tip error of the same integrator at the same rtol / atol on the reduction itself
-(reduced_tip_error_m: the project's own Runge-Kutta on theta'' = -k cos theta), the yardstick (reduced_envelope_m:
-the largest such reduced error over rtol, atol x 10^(j/8), |j| <= 3) and tip_ratio = phase(tip error) /
-phase(yardstick); the criterion a cell must meet (on the branch, every crossing, tip_ratio <= 1) and its reasons are in
-singular_yardstick.py, and ``--check CSV`` lists the failing cells and exits 1 if there are any. The columns are
-appended to FIELDS, and rows appended to a CSV written before keep that file's columns. Each run is a forked process (a
-hung or very long run is cut at ``--timeout`` CPU seconds, or ten times that in wall time; CPU, not wall: on a
-shared machine the wall time measures the neighbours). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and
-OPENBLAS_CORETYPE=Prescott, with one BLAS thread:
+Per run it prints and writes (``--csv``, one row after each run): the exit status (``ok``, ``STOPPED`` with the run's
+own SimulationError message, ``TIMEOUT`` after ``--timeout`` CPU s, ``n/a`` where the integrator does not integrate
+that formulation), the crank spread (modulo 2 pi; 0 on the parallel branch; for the 2x2 four-bar the largest spread
+within the lower and within the upper cranks), the crank-tip error against the exact reduction theta'' = -k cos theta
+(models.modified_four_bars.crank_angle_exact_cells: the double four-bar, the modified double and triple four-bars and
+the N-four-bar share it with their number of cells; the 2-DOF 2x2 four-bar has no closed form: "-"), the singular
+crossings reported against the number expected (sign changes of sin theta of the exact solution; 7 in 2 s for the 2x2
+four-bar, paper 000 Sect. 3.5) and those the run's own crank passes (crossings_own, the multiples of pi between its
+accepted angles, so a step across two counts two; models with an exact reduction), accepted steps, the smallest step,
+the largest after-step move (error scales; and as StepWatch judges it: the largest turn of the velocity / shift of the
+positions, and the largest velocity change in tolerances, simulation.step_watch), the relative energy drift, the wall
+time and the run's CPU time (the machine may be shared), the code it ran on (source: the git tree hash of ``src``,
+source_tree; ``--check`` counts the rows measured on the source as it is), and for a model with an exact reduction the
+tip error of the same integrator at the same rtol / atol on the reduction itself (reduced_tip_error_m: the project's
+own Runge-Kutta on theta'' = -k cos theta), the yardstick (reduced_envelope_m: the largest such reduced error over
+rtol, atol x 10^(j/8), |j| <= 3) and tip_ratio = phase(tip error) / phase(yardstick); the criterion a cell must meet
+(on the branch, every crossing, tip_ratio <= 1) and its reasons are in singular_yardstick.py, and ``--check CSV``
+lists the failing cells and exits 1 if there are any. The columns are appended to FIELDS, and rows appended to a CSV
+written before keep that file's columns. Each run is a forked process (a hung or very long run is cut at ``--timeout``
+CPU seconds, or ten times that in wall time; CPU, not wall: on a shared machine the wall time measures the
+neighbours). Run it under two BLAS kernels, e.g. OPENBLAS_CORETYPE=Haswell and OPENBLAS_CORETYPE=Prescott, with one
+BLAS thread:
 
     PYTHONPATH=src OPENBLAS_NUM_THREADS=1 python benchmarks/singular_matrix.py [--models double-four-bar,n-four-bar-10]
         [--formulations lagrange,nullspace-flow] [--integrators dopri5,dop853,generalized-alpha] [--rtols 1e-4,1e-8]
@@ -186,13 +185,14 @@ def _cpu_of(pid: int):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def source_tree() -> str:
-    """The code a row was measured on: the git tree hash of the ``src`` directory the runs import (``git rev-parse
-    HEAD:src``), with ``+dirty`` when that directory differs from it, ``unknown`` when the package is imported from
-    elsewhere or git cannot tell. Two commits with the same ``src`` give the same hash, so a row stays current
-    across benchmark, test and documentation commits and goes stale with any change of the package."""
+def source_tree(imported: bool = True) -> str:
+    """The code a row was measured on: the git tree hash of this checkout's ``src`` directory (``git rev-parse
+    HEAD:src``), with ``+dirty`` when that directory differs from it; ``unknown`` when git cannot tell or, with
+    ``imported``, when the package the runs import is not that directory. Two commits with the same ``src`` give the
+    same hash, so a row stays current across benchmark, test and documentation commits and goes stale with any
+    change of the package."""
     root = Path(__file__).resolve().parents[1]
-    if Path(multibody.__file__).resolve().parent != root / "src" / "multibody":
+    if imported and Path(multibody.__file__).resolve().parent != root / "src" / "multibody":
         return "unknown"
     git = ["git", "-C", str(root)]
     tree = subprocess.run(git + ["rev-parse", "HEAD:src"], capture_output=True, text=True)
@@ -204,7 +204,7 @@ def source_tree() -> str:
 
 def provenance(path: str, kernel: str = "") -> str:
     """How many rows of a CSV (of ``kernel``, all when empty) were measured on the source as it is now, per kernel."""
-    now = source_tree()
+    now = source_tree(imported=False)
     counts = {}
     for r in csv.DictReader(open(path, newline="")):
         if not kernel or r.get("blas_kernel") == kernel:
