@@ -30,6 +30,8 @@ BLAS thread:
     python benchmarks/singular_matrix.py --table benchmarks/results/singular_matrix.csv [--kernel Prescott]  # summary
     python benchmarks/singular_matrix.py --add-reference benchmarks/results/singular_matrix.csv  # fill the reference
     python benchmarks/singular_matrix.py --check benchmarks/results/singular_matrix.csv [--kernel Prescott]  # judge
+    PYTHONPATH=src python benchmarks/singular_matrix.py --rerun-stale benchmarks/results/singular_matrix.csv \
+        --csv NEW.csv  # the rows of this kernel measured on another source, again (merge NEW.csv by key)
 
 Formulation names are those of ``--formulation``; ``nullspace-flow`` is nullspace with ``--basis flow``
 (``nullspace`` alone: the default continued basis). generalized-alpha takes fixed steps (``--ga-steps``), not rtol.
@@ -221,8 +223,22 @@ def step_label(step: float) -> str:
     return f"{step:.0e}" if float(f"{step:.0e}") == step else f"{step:.17g}"
 
 
+def stale_cases(path: str, kernel: str):
+    """(model, formulation, integrator, rtol, atol, step) of the rows of a CSV of ``kernel`` not measured on the source
+    as it is (``--rerun-stale``), in the file's order."""
+    now = source_tree()
+    for r in csv.DictReader(open(path, newline="")):
+        if r.get("blas_kernel") == kernel and r.get("source") != now and r["model"] in MODELS:
+            step = float(r["step"]) if r.get("step") else None
+            yield (r["model"], r["formulation"], r["integrator"], float(r["rtol"] or 0.0), float(r["atol"] or 0.0),
+                   step)
+
+
 def cases(a):
     """(model, formulation, integrator, rtol, atol, step) in the order they run."""
+    if a.rerun_stale:
+        yield from stale_cases(a.rerun_stale, os.environ.get("OPENBLAS_CORETYPE", "default"))
+        return
     for name in a.models.split(","):
         for f in a.formulations.split(","):
             for i in a.integrators.split(","):
@@ -317,6 +333,8 @@ def main():
     p.add_argument("--ga-steps", default="1e-3,1e-4")
     p.add_argument("--timeout", type=float, default=600.0, help="CPU seconds per run (a wall limit of ten times that)")
     p.add_argument("--csv", default="")
+    p.add_argument("--rerun-stale", default="", help="instead of the product of the options: the rows of this CSV of "
+                                                      "the current kernel not measured on the source as it is")
     p.add_argument("--table", default="", help="print a CSV written by --csv as a Markdown table and stop")
     p.add_argument("--kernel", default="", help="--table: the rows of this blas_kernel (default, Prescott, ...; "
                                                 "default when not given); --check: only its rows (all when not given)")
