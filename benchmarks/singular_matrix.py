@@ -204,6 +204,12 @@ def source_tree(imported: bool = True) -> str:
     return tree.stdout.strip()[:12] + ("+dirty" if dirty.stdout.strip() else "")
 
 
+def measured_on(row, source: str) -> bool:
+    """Whether a CSV row was measured on ``source`` (a source_tree value); never for a dirty or unknown source, whose
+    hash does not name one code."""
+    return row.get("source") == source and not source.endswith(("+dirty", "unknown"))
+
+
 def provenance(path: str, kernel: str = "") -> str:
     """How many rows of a CSV (of ``kernel``, all when empty) were measured on the source as it is now, per kernel."""
     now = source_tree(imported=False)
@@ -211,7 +217,7 @@ def provenance(path: str, kernel: str = "") -> str:
     for r in csv.DictReader(open(path, newline="")):
         if not kernel or r.get("blas_kernel") == kernel:
             c = counts.setdefault(r.get("blas_kernel", ""), [0, 0])
-            c[0] += r.get("source") == now and not now.endswith(("+dirty", "unknown"))
+            c[0] += measured_on(r, now)
             c[1] += 1
     parts = ", ".join(f"{k} {c[0]} of {c[1]}" for k, c in sorted(counts.items()))
     return f"rows measured on this source (src tree {now}): {parts}"
@@ -228,7 +234,7 @@ def stale_cases(path: str, kernel: str):
     as it is (``--rerun-stale``), in the file's order."""
     now = source_tree()
     for r in csv.DictReader(open(path, newline="")):
-        if r.get("blas_kernel") == kernel and r.get("source") != now and r["model"] in MODELS:
+        if r.get("blas_kernel") == kernel and not measured_on(r, now) and r["model"] in MODELS:
             step = float(r["step"]) if r.get("step") else None
             yield (r["model"], r["formulation"], r["integrator"], float(r["rtol"] or 0.0), float(r["atol"] or 0.0),
                    step)
