@@ -53,19 +53,10 @@ import numpy as np
 import multibody
 from multibody import RunOptions, simulate
 from multibody.errors import MultibodyError, SimulationError
-from multibody.models.four_bars import double_four_bar, n_four_bar
-from multibody.models.modified_four_bars import (crank_angle_exact_cells, double_four_bar_modified,
-                                                 four_bar_2x2_modified, triple_four_bar_modified)
-from singular_yardstick import OFF_BRANCH, check, envelope, reduced_tip_error
+from multibody.models.modified_four_bars import crank_angle_exact_cells
+from singular_yardstick import MODELS, check, crank_groups, envelope, off_branch, reduced_tip_error
 from singular_yardstick import tip_ratio as yardstick_ratio
 
-#: name -> (factory, cells (None: no closed form), t_end)
-MODELS = {"double-four-bar": (double_four_bar, 2, 10.0),
-          "double-four-bar-modified": (double_four_bar_modified, 2, 10.0),
-          "triple-four-bar-modified": (triple_four_bar_modified, 3, 10.0),
-          "four-bar-2x2-modified": (four_bar_2x2_modified, None, 2.0),
-          "n-four-bar-10": (lambda: n_four_bar(cells=10), 10, 20.0),
-          "n-four-bar-40": (lambda: n_four_bar(cells=40), 40, 20.0)}
 ALL_FORMULATIONS = "lagrange,nullspace,nullspace-flow,partitioning,projection,minimal"
 #: crossings of the 2x2 four-bar in 2 s (paper 000 Sect. 3.5; tests/test_crossings.py)
 CROSSINGS_2X2 = 7
@@ -95,13 +86,6 @@ def with_reference(row, cells, t_end) -> dict:
     bar = envelope(cells, t_end, row["integrator"], rtol, atol, reduced=reduced_tip_error)
     return {**row, "reduced_tip_error_m": f"{ref:.2e}", "reduced_envelope_m": f"{bar:.2e}",
             "tip_ratio": f"{yardstick_ratio(float(row['tip_error_m']), bar):.3g}"}
-
-
-def crank_groups(labels) -> list[list[str]]:
-    """Groups of crank angle labels that stay parallel on the branch."""
-    if "bar8.theta" in labels and "bar9.theta" not in labels:       # the 2x2 four-bar: lower and upper cranks
-        return [["bar1.theta", "bar2.theta", "bar3.theta"], ["bar5.theta", "bar6.theta", "bar7.theta"]]
-    return [[c for c in labels if c.endswith(".theta") and c[3:-6].isdigit() and int(c[3:-6]) % 2 == 1]]
 
 
 def measure(r, cells) -> dict:
@@ -295,8 +279,7 @@ def _cell(r) -> str:
         return ""
     if r["status"] == "ok":
         err = r["tip_error_m"] if r["tip_error_m"] != "-" else f"spread {r['crank_spread_rad']}"
-        spread = r["crank_spread_rad"]
-        off = f"OFF BRANCH (spread {spread} rad) " if float(spread) > OFF_BRANCH else ""
+        off = f"OFF BRANCH (spread {r['crank_spread_rad']} rad) " if off_branch(r) else ""
         ratio = f" x{r['tip_ratio']}" if r.get("tip_ratio") else ""     # absent in rows written before the column
         return f"{off}{err}{ratio} ({r['crossings']}/{r['crossings_expected']})"
     if r["status"] == "STOPPED":

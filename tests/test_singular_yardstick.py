@@ -98,3 +98,58 @@ def test_check_lists_the_failing_cells_and_exits_nonzero(tmp_path, capsys, monke
     with pytest.raises(SystemExit) as stop:
         sm.main()
     assert stop.value.code == 1
+
+
+def _cell_configuration(model, spread, mean=0.0):
+    """The double four-bar's bars with the first cell's cranks at mean + spread / 2 (bar1) and mean - spread / 2
+    (bar3), the second cell parallel to bar3, each coupler centred between the tips it joins and along them."""
+    import numpy as np
+    q, r = model.configuration("singular").copy(), ys.LINK
+    angles = {1: mean + spread / 2, 3: mean - spread / 2, 5: mean - spread / 2}
+    tips = {}
+    for k, (hinge, th) in zip((1, 3, 5), enumerate(angles.values())):
+        i = model.coordinate_index
+        q[[i(f"bar{k}.x"), i(f"bar{k}.y"), i(f"bar{k}.theta")]] = (hinge + r / 2 * np.cos(th), r / 2 * np.sin(th), th)
+        tips[k] = np.array([hinge + r * np.cos(th), r * np.sin(th)])
+    for k, (a, b) in ((2, (1, 3)), (4, (3, 5))):
+        d, i = tips[b] - tips[a], model.coordinate_index
+        q[[i(f"bar{k}.x"), i(f"bar{k}.y"), i(f"bar{k}.theta")]] = (*(tips[a] + d / 2), np.arctan2(d[1], d[0]))
+    return q
+
+
+def test_spread_limit_is_the_spread_the_position_tolerance_leaves_at_the_singular_configuration():
+    """At the singular configuration (cranks horizontal, theta* = 0) a cell whose cranks are spread by
+    delta = 2 sqrt(L e) / r, with the coupler centred between the tips, has hinge rows of |Phi| = (|P2 - P1| - L) / 2
+    = (sqrt(L^2 + 4 r^2 sin^2(delta / 2)) - L) / 2 = e (1 + O(e)) along the coupler: the model's own constraint rows
+    at the limit equal the run's position tolerance e (Runge-Kutta 1e-12, generalized-alpha 1e-10 of the length
+    scale). The other branch (the anti-parallelogram, theta3 - theta1 = 2 theta_bar) satisfies Phi = 0 and is beyond the limit
+    as soon as theta_bar > limit / 2."""
+    import numpy as np
+    from multibody.assembly import Workspace
+    from multibody.models.four_bars import double_four_bar
+    model = double_four_bar()
+    ws, v = Workspace(model), np.zeros(model.n)
+    assert ys.crank_groups(model.coordinate_names) == [["bar1.theta", "bar3.theta", "bar5.theta"]]
+    for integrator in ("dopri5", "generalized-alpha"):
+        e = ys.position_tolerance(integrator) * model.length_scale
+        per_cell = ys.spread_limit("double-four-bar", integrator) / 2          # two cells
+        assert per_cell == pytest.approx(2 * math.sqrt(ys.LINK * e) / ys.LINK, rel=1e-15)
+        phi = ws.constraints(0.0, _cell_configuration(model, per_cell), v)[0]
+        assert np.abs(phi).max() == pytest.approx(e, rel=1e-4)
+        other = _cell_configuration(model, 2 * per_cell, mean=-per_cell)    # theta3 - theta1 = 2 theta_bar
+        assert np.abs(ws.constraints(0.0, other, v)[0]).max() < 1e-15
+    assert ys.position_tolerance("dop853") == 1e-12 and ys.position_tolerance("generalized-alpha") == 1e-10
+
+
+def test_verdict_judges_the_spread_by_the_rows_model_and_integrator():
+    """The N = 40 generalized-alpha run at h = 1e-4 (spread 1.2e-6 rad inside its crossing windows) is on its branch;
+    the same spread on the double four-bar's Runge-Kutta run is too (limit 5.7e-6 rad); 1e-4 rad is off the branch of
+    the double four-bar under either integrator (generalized-alpha 5.7e-5 rad) and on it for N = 40 (5.1e-3 rad)."""
+    ga = dict(integrator="generalized-alpha", rtol="", atol="", step="1e-04", tip_ratio="")
+    assert ys.verdict(_row(model="n-four-bar-40", crank_spread_rad="1.2e-06", crossings="20", crossings_own="20",
+                           **ga)) == []
+    assert ys.verdict(_row(crank_spread_rad="1.2e-06")) == []
+    assert ys.verdict(_row(crank_spread_rad="1.0e-04"))[0].startswith("off branch (crank spread 1.0e-04 rad > 5.7e-06")
+    assert ys.verdict(_row(crank_spread_rad="1.0e-04", **ga))[0].startswith("off branch")
+    assert ys.verdict(_row(model="n-four-bar-40", crank_spread_rad="1.0e-04", crossings="20", crossings_own="20",
+                           **ga)) == []
