@@ -44,14 +44,19 @@ def test_geometric_stiffness_matches_the_reference(model):
 
 
 def test_compiled_constrained_steps_match_the_reference(model):
-    """Ten steps of eq. (10): the same states to the Newton tolerance (1e-13 relative) times the steps."""
+    """Ten steps of eq. (10): the same states to the Newton tolerance (1e-13 relative) times the steps. The iteration
+    counts may differ by one: each step starts from the first-order guess or the extrapolation, whichever has the
+    smaller scaled residual, and where the two tie to round-off the choice is round-off's (the six-body linkage's
+    second step: the dynamic rows dominate both, 8.679149657780685e-3 against 8.679149657780577e-3 of the scale, so
+    the compiled and the NumPy step took different starts under the Haswell and Prescott kernels, 3 and 2
+    iterations); both starts converge to the same root (fast.em_constrained_kernels), which the states check."""
     fast, ref = (EnergyMomentumStepper(model, scheme="constrained", dt=1e-3, fast=f) for f in (True, False))
     assert fast.fast is not None and ref.fast is None
     (qa, va), (qb, vb) = (model.q0, model.v0), (model.q0, model.v0)
     for k in range(10):
         qa, va = fast.step(qa, va, k * 1e-3)
         qb, vb = ref.step(qb, vb, k * 1e-3)
-        assert fast.iterations == ref.iterations
+        assert abs(fast.iterations - ref.iterations) <= 1
     vscale = max(1.0, np.max(np.abs(vb)))
     assert np.max(np.abs(qa - qb)) <= 1e-11 * max(1.0, model.length_scale)
     assert np.max(np.abs(va - vb)) <= 1e-9 * vscale
