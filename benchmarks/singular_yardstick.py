@@ -44,7 +44,7 @@ KinematicTolerance.position = 1e-12 (every formulation's projection_tol), and ge
 |Phi| <= NewtonControl.increment = 1e-10. Limits: double four-bar 5.7e-6 rad (Runge-Kutta) and 5.7e-5 rad
 (generalized-alpha); N = 40 5.1e-4 and 5.1e-3 rad. A run that left its branch passes the limit once
 |theta_bar - theta*| > limit / 2, i.e. within limit / (2 |theta'|) <= 0.6 ms of the crossing (|theta'| = 4.8 rad/s
-there), and its spread reaches pi before the next crossing. Measured: the Runge-Kutta rows keep the spread below
+there), and its spread reaches pi before the next crossing. Measured: the Runge-Kutta rows keep the spread at most
 3.3e-10 rad. Generalized-alpha at h = 1e-4 reaches 1.2e-6 rad on N = 40: inside a crossing window the positions along
 the pinned directions are the scheme's prediction (integrate.generalized_alpha_crossing) and drift, by 1.2e-7 rad over
 the 2.8 ms window at t = 0.72 and by 8.0e-7 rad over the 7.1 ms window at t = 1.244; the release puts them back on
