@@ -27,9 +27,8 @@ def check_branch(r, cells: int, crossings: list, tip: float = TIP) -> None:
     of a step, O(h^3), at a pinned step, whose vanishing direction is the scheme's prediction (below 1e-6 rad over
     these short runs' one or two windows; far inside the spread the position tolerance leaves next to the singular
     configuration, benchmarks/singular_yardstick.spread_limit: 5.7e-5 rad for the double four-bar and 6.3e-4 rad for
-    10 cells), and to the Newton tolerance at the end; the crank tip on
-    theta of the exact reduction; every crossing reported at the exact time (to the run's own phase error, the tip
-    error over the crank length)."""
+    10 cells), and to the Newton tolerance at the end; the crank tip on theta of the exact reduction; every crossing
+    reported at the exact time (to the run's own phase error, the tip error over the crank length)."""
     labels = [c for c in r.series["q"].labels if c.endswith(".theta") and int(c[3:-6]) % 2 == 1]
     th = np.stack([r.column("q", c) for c in labels], axis=1)
     assert np.abs(th - th[:, :1]).max() < 1e-6

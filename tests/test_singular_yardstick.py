@@ -9,6 +9,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -103,16 +104,14 @@ def test_check_lists_the_failing_cells_and_exits_nonzero(tmp_path, capsys, monke
 def _cell_configuration(model, spread, mean=0.0):
     """The double four-bar's bars with the first cell's cranks at mean + spread / 2 (bar1) and mean - spread / 2
     (bar3), the second cell parallel to bar3, each coupler centred between the tips it joins and along them."""
-    import numpy as np
-    q, r = model.configuration("singular").copy(), ys.LINK
-    angles = {1: mean + spread / 2, 3: mean - spread / 2, 5: mean - spread / 2}
+    q, r, i = model.configuration("singular").copy(), ys.LINK, model.coordinate_index
+    angles = {1: mean + spread / 2, 3: mean - spread / 2, 5: mean - spread / 2}  # hinged at x = 0, 1, 2
     tips = {}
-    for k, (hinge, th) in zip((1, 3, 5), enumerate(angles.values())):
-        i = model.coordinate_index
+    for hinge, (k, th) in enumerate(angles.items()):
         q[[i(f"bar{k}.x"), i(f"bar{k}.y"), i(f"bar{k}.theta")]] = (hinge + r / 2 * np.cos(th), r / 2 * np.sin(th), th)
         tips[k] = np.array([hinge + r * np.cos(th), r * np.sin(th)])
     for k, (a, b) in ((2, (1, 3)), (4, (3, 5))):
-        d, i = tips[b] - tips[a], model.coordinate_index
+        d = tips[b] - tips[a]
         q[[i(f"bar{k}.x"), i(f"bar{k}.y"), i(f"bar{k}.theta")]] = (*(tips[a] + d / 2), np.arctan2(d[1], d[0]))
     return q
 
@@ -122,9 +121,8 @@ def test_spread_limit_is_the_spread_the_position_tolerance_leaves_at_the_singula
     delta = 2 sqrt(L e) / r, with the coupler centred between the tips, has hinge rows of |Phi| = (|P2 - P1| - L) / 2
     = (sqrt(L^2 + 4 r^2 sin^2(delta / 2)) - L) / 2 = e (1 + O(e)) along the coupler: the model's own constraint rows
     at the limit equal the run's position tolerance e (Runge-Kutta 1e-12, generalized-alpha 1e-10 of the length
-    scale). The other branch (the anti-parallelogram, theta3 - theta1 = 2 theta_bar) satisfies Phi = 0 and is beyond the limit
-    as soon as theta_bar > limit / 2."""
-    import numpy as np
+    scale). The other branch (the anti-parallelogram, theta3 - theta1 = 2 theta_bar) satisfies Phi = 0 and is beyond
+    the limit as soon as theta_bar > limit / 2."""
     from multibody.assembly import Workspace
     from multibody.models.four_bars import double_four_bar
     model = double_four_bar()
